@@ -1,0 +1,314 @@
+package replicator
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Naming selects how a source topic's name becomes a destination topic's
+// name. An explicit entry in Config.TopicMapping always wins over it.
+type Naming string
+
+const (
+	// NamingIdentity keeps the source topic's name.
+	NamingIdentity Naming = "identity"
+	// NamingPrefix names the destination "<SourceAlias>.<topic>", as
+	// MirrorMaker 2's default replication policy does.
+	NamingPrefix Naming = "prefix"
+)
+
+// Defaults used by Config.withDefaults for zero fields.
+const (
+	DefaultName                 = "reo"
+	DefaultShards               = 16
+	DefaultCommitInterval       = 100 * time.Millisecond
+	DefaultBatchMaxBytes        = 8 << 20
+	DefaultBatchMaxRecords      = 50_000
+	DefaultFetchMaxBytes        = 16 << 20
+	DefaultFetchPartitionBytes  = 4 << 20
+	DefaultProduceBufferBytes   = 32 << 20
+	DefaultTransactionTimeout   = 60 * time.Second
+	DefaultTopicRefreshInterval = 5 * time.Second
+	DefaultSessionTimeout       = 15 * time.Second
+	DefaultSourceAlias          = "source"
+	// MaxShards bounds Config.Shards: each shard is a transactional id and a
+	// partition of the control and checkpoint topics.
+	MaxShards = 1024
+)
+
+// Config is what a Replicator needs. Zero fields take the documented
+// defaults; Validate reports the first field that is wrong, by name.
+//
+// Name and Shards identify a replication: they name the consumer group, the
+// control and checkpoint topics and the transactional ids on the destination.
+// Changing either for an existing replication starts a new one (Name) or is
+// refused (Shards: the checkpoint topic's partition count must equal it).
+type Config struct {
+	// Name is the replication name (default "reo"). It must match
+	// [A-Za-z0-9._-]+ because it is embedded in topic names.
+	Name string
+
+	// SourceBrokers and DestBrokers are the bootstrap servers. Required.
+	SourceBrokers []string
+	DestBrokers   []string
+
+	// SourceOpts and DestOpts are extra franz-go options (TLS, SASL, client
+	// id...) appended to every client reo makes for that cluster.
+	SourceOpts []kgo.Opt
+	DestOpts   []kgo.Opt
+
+	// Topics is a regular expression; a source topic whose whole name
+	// matches it is replicated. TopicsExclude removes topics whose whole name
+	// matches it. Internal topics and topics whose name starts with "__"
+	// (which includes reo's own) are never replicated. At least one of
+	// Topics and TopicMapping must be set.
+	Topics        string
+	TopicsExclude string
+
+	// TopicMapping maps a source topic to an explicit destination name. A
+	// topic named here is replicated even if Topics does not match it (but
+	// TopicsExclude still applies).
+	TopicMapping map[string]string
+
+	// Naming is how topics not in TopicMapping are named on the destination
+	// (default NamingIdentity). SourceAlias is the prefix of NamingPrefix
+	// (default "source").
+	Naming      Naming
+	SourceAlias string
+
+	// Shards is the fixed number of shards (default 16, at most 1024). It
+	// bounds how many instances can share the work. It must never change
+	// for a replication name.
+	Shards int
+
+	// CommitInterval is the longest a transaction stays open while records
+	// flow (default 100ms). BatchMaxBytes and BatchMaxRecords end a
+	// transaction early (defaults 8 MiB and 50,000).
+	CommitInterval  time.Duration
+	BatchMaxBytes   int
+	BatchMaxRecords int
+
+	// FetchMaxBytes and FetchPartitionMaxBytes bound what a shard's source
+	// client buffers (kgo.FetchMaxBytes, kgo.FetchMaxPartitionBytes);
+	// ProduceBufferBytes bounds what its producer buffers
+	// (kgo.MaxBufferedBytes). Memory is roughly owned shards × (2 ×
+	// FetchMaxBytes + ProduceBufferBytes).
+	FetchMaxBytes          int32
+	FetchPartitionMaxBytes int32
+	ProduceBufferBytes     int
+
+	// TransactionTimeout is the destination transaction timeout (default
+	// 60s). It must not exceed the brokers' transaction.max.timeout.ms.
+	TransactionTimeout time.Duration
+
+	// TopicRefreshInterval is how often source topics are listed to pick up
+	// new topics and partitions (default 5s).
+	TopicRefreshInterval time.Duration
+
+	// SessionTimeout is the ownership group's session timeout (default 15s):
+	// how long a dead instance keeps its shards before they move.
+	SessionTimeout time.Duration
+
+	// FencedRetryDelay is how long a shard worker whose producer was fenced
+	// waits before taking the shard back, if the group still says it owns it
+	// (default 2 × SessionTimeout). See doc.go, "Fencing".
+	FencedRetryDelay time.Duration
+
+	// ReplicationFactor is used for topics reo creates on the destination
+	// (0 or -1: the broker default).
+	ReplicationFactor int16
+
+	// AllowDataLoss lets reo skip data it cannot copy instead of stopping:
+	// source offsets deleted by retention before they were copied, and
+	// records larger than the destination accepts. Each skip is logged and
+	// counted in reo_skipped_records_total.
+	AllowDataLoss bool
+
+	// AllowNonEmptyDestination lets reo start copying a partition that has
+	// no checkpoint into a destination partition that already holds
+	// records. Without it that is refused, because it usually means the
+	// checkpoints were lost or the replication was renamed, and copying
+	// again would duplicate everything.
+	AllowNonEmptyDestination bool
+}
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+
+// ConfigError is returned by Config.Validate: Field names the offending
+// Config field.
+type ConfigError struct {
+	Field  string
+	Reason string
+}
+
+func (e *ConfigError) Error() string { return "invalid config " + e.Field + ": " + e.Reason }
+
+// Validate checks cfg after defaults are applied and returns a *ConfigError
+// naming the first offending field, or nil.
+func (cfg Config) Validate() error {
+	_, err := cfg.withDefaults().compile()
+	return err
+}
+
+func (cfg Config) withDefaults() Config {
+	if cfg.Name == "" {
+		cfg.Name = DefaultName
+	}
+	if cfg.Naming == "" {
+		cfg.Naming = NamingIdentity
+	}
+	if cfg.SourceAlias == "" {
+		cfg.SourceAlias = DefaultSourceAlias
+	}
+	setDef := func(p *time.Duration, d time.Duration) {
+		if *p == 0 {
+			*p = d
+		}
+	}
+	if cfg.Shards == 0 {
+		cfg.Shards = DefaultShards
+	}
+	setDef(&cfg.CommitInterval, DefaultCommitInterval)
+	if cfg.BatchMaxBytes == 0 {
+		cfg.BatchMaxBytes = DefaultBatchMaxBytes
+	}
+	if cfg.BatchMaxRecords == 0 {
+		cfg.BatchMaxRecords = DefaultBatchMaxRecords
+	}
+	if cfg.FetchMaxBytes == 0 {
+		cfg.FetchMaxBytes = DefaultFetchMaxBytes
+	}
+	if cfg.FetchPartitionMaxBytes == 0 {
+		cfg.FetchPartitionMaxBytes = DefaultFetchPartitionBytes
+	}
+	if cfg.ProduceBufferBytes == 0 {
+		cfg.ProduceBufferBytes = DefaultProduceBufferBytes
+	}
+	setDef(&cfg.TransactionTimeout, DefaultTransactionTimeout)
+	setDef(&cfg.TopicRefreshInterval, DefaultTopicRefreshInterval)
+	setDef(&cfg.SessionTimeout, DefaultSessionTimeout)
+	setDef(&cfg.FencedRetryDelay, 2*cfg.SessionTimeout)
+	if cfg.ReplicationFactor == 0 {
+		cfg.ReplicationFactor = -1
+	}
+	return cfg
+}
+
+// compiled is a validated config with its regular expressions compiled.
+type compiled struct {
+	Config
+	include *regexp.Regexp
+	exclude *regexp.Regexp
+}
+
+func (cfg Config) compile() (*compiled, error) {
+	bad := func(field, format string, args ...any) error {
+		return &ConfigError{Field: field, Reason: fmt.Sprintf(format, args...)}
+	}
+	c := &compiled{Config: cfg}
+	switch {
+	case !nameRE.MatchString(cfg.Name):
+		return nil, bad("Name", "%q must match %s", cfg.Name, nameRE)
+	case len(cfg.SourceBrokers) == 0 || hasEmpty(cfg.SourceBrokers):
+		return nil, bad("SourceBrokers", "at least one host:port is required")
+	case len(cfg.DestBrokers) == 0 || hasEmpty(cfg.DestBrokers):
+		return nil, bad("DestBrokers", "at least one host:port is required")
+	case cfg.Topics == "" && len(cfg.TopicMapping) == 0:
+		return nil, bad("Topics", "set a topic regular expression or a TopicMapping")
+	case cfg.Naming != NamingIdentity && cfg.Naming != NamingPrefix:
+		return nil, bad("Naming", "%q is not %q or %q", cfg.Naming, NamingIdentity, NamingPrefix)
+	case cfg.Naming == NamingPrefix && !nameRE.MatchString(cfg.SourceAlias):
+		return nil, bad("SourceAlias", "%q must match %s", cfg.SourceAlias, nameRE)
+	case cfg.Shards < 1 || cfg.Shards > MaxShards:
+		return nil, bad("Shards", "%d is not in [1, %d]", cfg.Shards, MaxShards)
+	case cfg.CommitInterval < 0:
+		return nil, bad("CommitInterval", "must be positive")
+	case cfg.BatchMaxBytes < 0:
+		return nil, bad("BatchMaxBytes", "must be positive")
+	case cfg.BatchMaxRecords < 0:
+		return nil, bad("BatchMaxRecords", "must be positive")
+	case cfg.FetchMaxBytes < 0:
+		return nil, bad("FetchMaxBytes", "must be positive")
+	case cfg.FetchPartitionMaxBytes < 0:
+		return nil, bad("FetchPartitionMaxBytes", "must be positive")
+	case cfg.ProduceBufferBytes < 0:
+		return nil, bad("ProduceBufferBytes", "must be positive")
+	case cfg.TransactionTimeout < time.Second:
+		return nil, bad("TransactionTimeout", "%v is below 1s", cfg.TransactionTimeout)
+	case cfg.CommitInterval*4 > cfg.TransactionTimeout:
+		return nil, bad("CommitInterval", "%v must be at most a quarter of TransactionTimeout %v", cfg.CommitInterval, cfg.TransactionTimeout)
+	case cfg.TopicRefreshInterval < 0:
+		return nil, bad("TopicRefreshInterval", "must be positive")
+	case cfg.SessionTimeout < time.Second:
+		return nil, bad("SessionTimeout", "%v is below 1s", cfg.SessionTimeout)
+	case cfg.FencedRetryDelay < 0:
+		return nil, bad("FencedRetryDelay", "must be positive")
+	}
+	var err error
+	if cfg.Topics != "" {
+		if c.include, err = regexp.Compile("^(?:" + cfg.Topics + ")$"); err != nil {
+			return nil, bad("Topics", "%v", err)
+		}
+	}
+	if cfg.TopicsExclude != "" {
+		if c.exclude, err = regexp.Compile("^(?:" + cfg.TopicsExclude + ")$"); err != nil {
+			return nil, bad("TopicsExclude", "%v", err)
+		}
+	}
+	dests := make(map[string]string)
+	for src, dst := range cfg.TopicMapping {
+		if src == "" || dst == "" {
+			return nil, bad("TopicMapping", "empty topic name in %q -> %q", src, dst)
+		}
+		if strings.HasPrefix(dst, "__") || strings.HasPrefix(src, "__") {
+			return nil, bad("TopicMapping", "%q -> %q: topics starting with __ are internal", src, dst)
+		}
+		if other, ok := dests[dst]; ok {
+			return nil, bad("TopicMapping", "%q and %q both map to %q", other, src, dst)
+		}
+		dests[dst] = src
+	}
+	return c, nil
+}
+
+func hasEmpty(ss []string) bool {
+	for _, s := range ss {
+		if strings.TrimSpace(s) == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// selected reports whether a source topic is replicated and under which
+// destination name.
+func (c *compiled) selected(topic string, internal bool) (dst string, ok bool) {
+	if internal || strings.HasPrefix(topic, "__") {
+		return "", false
+	}
+	if c.exclude != nil && c.exclude.MatchString(topic) {
+		return "", false
+	}
+	if d, ok := c.TopicMapping[topic]; ok {
+		return d, true
+	}
+	if c.include == nil || !c.include.MatchString(topic) {
+		return "", false
+	}
+	if c.Naming == NamingPrefix {
+		return c.SourceAlias + "." + topic, true
+	}
+	return topic, true
+}
+
+// Names of reo's own objects on the destination cluster.
+func (c *compiled) groupID() string         { return "reo-" + c.Name }
+func (c *compiled) controlTopic() string    { return "__reo-" + c.Name + "-control" }
+func (c *compiled) checkpointTopic() string { return "__reo-" + c.Name + "-checkpoints" }
+func (c *compiled) txnID(shard int32) string {
+	return fmt.Sprintf("reo-%s-shard-%d", c.Name, shard)
+}

@@ -1,0 +1,418 @@
+package replicator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// copier is the copy state of one session: the fenced producer and the last
+// committed checkpoint per source partition. committed changes only after a
+// successful commit, so it always equals what the checkpoint topic holds.
+type copier struct {
+	w         *shardWorker
+	prod      *kgo.Client
+	committed map[tp]Checkpoint
+	hwm       map[tp]int64 // last source high watermark seen, for lag
+}
+
+// pending is what the open transaction holds for one source partition.
+type pending struct {
+	dst               string
+	next              int64 // next source offset once committed
+	srcFirst, srcLast int64 // -1 when no record copied
+	dstFirst, dstLast int64 // filled by produce promises
+	oldest            time.Time
+	records, bytes    int
+}
+
+// batch is the open transaction. mu guards the fields promises write.
+type batch struct {
+	open    bool
+	started time.Time
+	records int
+	bytes   int
+	parts   map[tp]*pending
+
+	mu  sync.Mutex
+	err error // first produce error
+}
+
+func newBatch() *batch { return &batch{parts: make(map[tp]*pending)} }
+
+// graceCtx is canceled gracePeriod after parent is, so work started before a
+// stop (the final flush and commit) can finish, but not forever.
+func graceCtx(parent context.Context, grace time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(parent))
+	stop := context.AfterFunc(parent, func() {
+		t := time.AfterFunc(grace, cancel)
+		context.AfterFunc(ctx, func() { t.Stop() })
+	})
+	return ctx, func() { stop(); cancel() }
+}
+
+// stopGrace is how long a stopping worker has to commit its transaction.
+const stopGrace = 5 * time.Second
+
+// copy copies parts until the plan changes (returns nil), ctx ends (commits,
+// returns nil) or something fails (aborts, returns the error).
+func (s *copier) copy(ctx context.Context, parts []partitionPlan, changed <-chan struct{}) (err error) {
+	w, r := s.w, s.w.r
+	src, err := s.openSource(ctx, parts)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	defer func() {
+		for _, p := range parts {
+			r.m.dropLag(p.Topic, p.Partition)
+		}
+	}()
+	dst := make(map[tp]string, len(parts))
+	for _, p := range parts {
+		dst[tp{p.Topic, p.Partition}] = p.DstTopic
+	}
+
+	gctx, gcancel := graceCtx(ctx, stopGrace)
+	defer gcancel()
+	b := newBatch()
+	defer func() {
+		if err != nil && b.open {
+			r.m.aborted.Inc()
+			abort(s.prod, w.log)
+		}
+	}()
+	for {
+		stop := ctx.Err() != nil
+		replan := false
+		select {
+		case <-changed:
+			replan = true
+		default:
+		}
+		if b.open && (stop || replan || b.due(r.cfg)) {
+			if err := s.commit(gctx, b); err != nil {
+				return err
+			}
+			b = newBatch()
+		}
+		if stop || replan {
+			return nil
+		}
+
+		wait := 500 * time.Millisecond
+		if b.open {
+			wait = max(time.Millisecond, r.cfg.CommitInterval-time.Since(b.started))
+		}
+		pctx, pcancel := context.WithTimeout(ctx, wait)
+		fs := src.PollRecords(pctx, r.cfg.BatchMaxRecords-b.records)
+		pcancel()
+		if err := s.fetchError(ctx, fs); err != nil {
+			return err
+		}
+		fs.EachPartition(func(fp kgo.FetchTopicPartition) {
+			s.hwm[tp{fp.Topic, fp.Partition}] = fp.HighWatermark
+		})
+		var perr error
+		fs.EachRecord(func(rec *kgo.Record) {
+			if perr == nil {
+				perr = s.add(gctx, b, rec, dst[tp{rec.Topic, rec.Partition}])
+			}
+		})
+		if perr != nil {
+			return perr
+		}
+		if err := b.firstErr(); err != nil {
+			return s.produceError(err)
+		}
+	}
+}
+
+func (b *batch) due(cfg *compiled) bool {
+	return b.records >= cfg.BatchMaxRecords || b.bytes >= cfg.BatchMaxBytes || time.Since(b.started) >= cfg.CommitInterval
+}
+
+func (b *batch) firstErr() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.err
+}
+
+// produceFailure carries a failed record's source position.
+type produceFailure struct {
+	p      tp
+	offset int64
+	dst    string
+	size   int
+	err    error
+}
+
+func (e *produceFailure) Error() string {
+	return fmt.Sprintf("produce topic %s partition %d offset %d to %s: %v", e.p.topic, e.p.partition, e.offset, e.dst, e.err)
+}
+
+func (e *produceFailure) Unwrap() error { return e.err }
+
+func recordSize(rec *kgo.Record) int {
+	n := len(rec.Key) + len(rec.Value)
+	for _, h := range rec.Headers {
+		n += len(h.Key) + len(h.Value)
+	}
+	return n
+}
+
+// add produces one source record into the open transaction.
+func (s *copier) add(ctx context.Context, b *batch, rec *kgo.Record, dst string) error {
+	p := tp{rec.Topic, rec.Partition}
+	pp := b.parts[p]
+	if pp == nil {
+		pp = &pending{dst: dst, srcFirst: -1, srcLast: -1, dstFirst: -1, dstLast: -1}
+		b.parts[p] = pp
+	}
+	pp.next = rec.Offset + 1
+	if s.w.skip[p][rec.Offset] {
+		s.w.log.Warn("skipping record too large for the destination (AllowDataLoss)", "topic", p.topic, "partition", p.partition, "offset", rec.Offset)
+		s.w.r.m.skipped.WithLabelValues(p.topic, "too_large").Inc()
+		if !b.open { // a transaction with only a checkpoint still moves past it
+			if err := s.begin(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if !b.open {
+		if err := s.begin(b); err != nil {
+			return err
+		}
+	}
+	if pp.srcFirst < 0 {
+		pp.srcFirst = rec.Offset
+		pp.oldest = rec.Timestamp
+	}
+	pp.srcLast = rec.Offset
+	size := recordSize(rec)
+	pp.records++
+	pp.bytes += size
+	b.records++
+	b.bytes += size
+	out := &kgo.Record{
+		Topic:     dst,
+		Partition: rec.Partition,
+		Key:       rec.Key,
+		Value:     rec.Value,
+		Headers:   rec.Headers,
+		Timestamp: rec.Timestamp,
+	}
+	offset := rec.Offset
+	s.prod.Produce(ctx, out, func(out *kgo.Record, err error) {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if err != nil {
+			if b.err == nil {
+				b.err = &produceFailure{p: p, offset: offset, dst: dst, size: size, err: err}
+			}
+			return
+		}
+		if pp.dstFirst < 0 || out.Offset < pp.dstFirst {
+			pp.dstFirst = out.Offset
+		}
+		pp.dstLast = max(pp.dstLast, out.Offset)
+	})
+	return nil
+}
+
+func (s *copier) begin(b *batch) error {
+	if err := s.prod.BeginTransaction(); err != nil {
+		return fmt.Errorf("begin transaction for shard %d: %w", s.w.shard, err)
+	}
+	b.open, b.started = true, time.Now()
+	return nil
+}
+
+// produceError turns a failed produce into the error the worker acts on.
+func (s *copier) produceError(err error) error {
+	var pf *produceFailure
+	if !errors.As(err, &pf) || !(errors.Is(err, kerr.MessageTooLarge) || errors.Is(err, kerr.RecordListTooLarge)) {
+		return asAuth("destination", "producing", err)
+	}
+	limit := int32(defaultMaxMessageBytes)
+	if p, _ := s.w.r.currentPlan(); p != nil {
+		if n, ok := p.maxBytes[pf.dst]; ok {
+			limit = n
+		}
+	}
+	// kgo rejects a record on its own only when it alone does not fit a
+	// batch (about 61 bytes of batch header plus a few of record header);
+	// otherwise the broker refused a whole batch and we cannot tell which
+	// record was at fault, so we do not skip anything.
+	alone := pf.size+96 > int(limit)
+	if s.w.r.cfg.AllowDataLoss && alone {
+		if s.w.skip[pf.p] == nil {
+			s.w.skip[pf.p] = make(map[int64]bool)
+		}
+		s.w.skip[pf.p][pf.offset] = true
+		return fmt.Errorf("record at topic %s partition %d offset %d is too large, will skip it: %w", pf.p.topic, pf.p.partition, pf.offset, err)
+	}
+	return &RecordTooLargeError{Topic: pf.p.topic, Partition: pf.p.partition, Offset: pf.offset, DestTopic: pf.dst, Size: pf.size, Limit: limit, Err: pf.err}
+}
+
+// commit flushes the open transaction's records, learns their destination
+// offsets, adds one checkpoint per source partition and commits.
+func (s *copier) commit(ctx context.Context, b *batch) error {
+	w, r := s.w, s.w.r
+	began := time.Now()
+	if err := s.prod.Flush(ctx); err != nil {
+		return fmt.Errorf("flush records of shard %d: %w", w.shard, err)
+	}
+	if err := b.firstErr(); err != nil {
+		return s.produceError(err)
+	}
+	cps := make(map[tp]Checkpoint, len(b.parts))
+	recs := make([]*kgo.Record, 0, len(b.parts))
+	for p, pp := range b.parts {
+		if pp.records > 0 && (pp.dstFirst < 0 || pp.dstLast-pp.dstFirst+1 < int64(pp.records)) {
+			return fmt.Errorf("commit shard %d: destination offsets %d..%d for %d records of topic %s partition %d", w.shard, pp.dstFirst, pp.dstLast, pp.records, p.topic, p.partition)
+		}
+		cp := Checkpoint{Next: pp.next, SrcFirst: pp.srcFirst, SrcLast: pp.srcLast, DstTopic: pp.dst, DstFirst: pp.dstFirst, DstLast: pp.dstLast}
+		cps[p] = cp
+		recs = append(recs, &kgo.Record{
+			Topic:     r.cfg.checkpointTopic(),
+			Partition: w.shard,
+			Key:       encodeCheckpointKey(CheckpointKey{Cluster: r.srcClusterID, Topic: p.topic, Partition: p.partition}),
+			Value:     encodeCheckpoint(cp),
+		})
+	}
+	if err := s.prod.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		return asAuth("destination", "writing checkpoints", fmt.Errorf("write checkpoints of shard %d: %w", w.shard, err))
+	}
+	if w.beforeCommit != nil {
+		w.beforeCommit(ctx)
+	}
+	if err := s.prod.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		return asAuth("destination", "committing", fmt.Errorf("commit transaction for shard %d: %w", w.shard, err))
+	}
+	b.open = false
+
+	now := time.Now()
+	r.m.committed.Inc()
+	r.m.commitLatency.Observe(now.Sub(began).Seconds())
+	for p, cp := range cps {
+		pp := b.parts[p]
+		s.committed[p] = cp
+		if pp.records > 0 {
+			r.m.records.WithLabelValues(p.topic).Add(float64(pp.records))
+			r.m.bytes.WithLabelValues(p.topic).Add(float64(pp.bytes))
+			r.m.e2eLatency.Observe(now.Sub(pp.oldest).Seconds())
+		}
+		if h, ok := s.hwm[p]; ok {
+			r.m.setLag(p.topic, p.partition, max(0, h-cp.Next))
+		}
+	}
+	return nil
+}
+
+// fetchError returns the first real error of a poll: the poll's own deadline
+// is not one.
+func (s *copier) fetchError(ctx context.Context, fs kgo.Fetches) error {
+	var first error
+	fs.EachError(func(t string, p int32, err error) {
+		if first != nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+			return
+		}
+		var dl *kgo.ErrDataLoss
+		switch {
+		case errors.As(err, &dl):
+			first = &SourceGapError{Topic: t, Partition: p, Offset: dl.ConsumedTo, LogStartOffset: -1, Err: err}
+		case errors.Is(err, kerr.OffsetOutOfRange):
+			// Retention may have passed us; the next session's
+			// openSource decides with fresh log start offsets.
+			first = fmt.Errorf("fetch source topic %s partition %d: %w", t, p, err)
+		default:
+			first = asAuth("source", "fetching "+t, fmt.Errorf("fetch source topic %s partition %d: %w", t, p, err))
+		}
+	})
+	if first != nil && ctx.Err() != nil {
+		return nil
+	}
+	return first
+}
+
+// openSource starts a source client at the committed position of each
+// partition, after checking that nothing between the checkpoint and the
+// source log start was lost, and that partitions without a checkpoint go to
+// empty destination partitions.
+func (s *copier) openSource(ctx context.Context, parts []partitionPlan) (*kgo.Client, error) {
+	w, r := s.w, s.w.r
+	topics := make([]string, 0)
+	seen := make(map[string]bool)
+	for _, p := range parts {
+		if !seen[p.Topic] {
+			seen[p.Topic] = true
+			topics = append(topics, p.Topic)
+		}
+	}
+	starts, err := r.srcAdm.ListStartOffsets(ctx, topics...)
+	if err != nil {
+		return nil, asAuth("source", "listing offsets", fmt.Errorf("list source start offsets: %w", err))
+	}
+	offsets := make(map[string]map[int32]kgo.Offset)
+	var fresh []tp // destination partitions to check for existing data
+	freshSrc := make(map[tp]tp)
+	for _, p := range parts {
+		k := tp{p.Topic, p.Partition}
+		st, ok := starts.Lookup(p.Topic, p.Partition)
+		if !ok || st.Err != nil {
+			return nil, asAuth("source", "listing offsets", fmt.Errorf("list start offset of source topic %s partition %d: %v", p.Topic, p.Partition, st.Err))
+		}
+		next := st.Offset
+		if cp, ok := s.committed[k]; ok {
+			next = cp.Next
+			if next < st.Offset {
+				gap := &SourceGapError{Topic: p.Topic, Partition: p.Partition, Offset: next, LogStartOffset: st.Offset}
+				if !r.cfg.AllowDataLoss {
+					return nil, gap
+				}
+				w.log.Warn("skipping deleted source offsets (AllowDataLoss)", "topic", p.Topic, "partition", p.Partition, "offset", next, "err", gap)
+				r.m.skipped.WithLabelValues(p.Topic, "source_gap").Add(float64(st.Offset - next))
+				next = st.Offset
+			}
+		} else {
+			d := tp{p.DstTopic, p.Partition}
+			fresh = append(fresh, d)
+			freshSrc[d] = k
+		}
+		if offsets[p.Topic] == nil {
+			offsets[p.Topic] = make(map[int32]kgo.Offset)
+		}
+		offsets[p.Topic][p.Partition] = kgo.NewOffset().At(next)
+	}
+	if len(fresh) > 0 && !r.cfg.AllowNonEmptyDestination {
+		has, err := r.hasCommittedData(ctx, fresh)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range fresh {
+			if has[d] {
+				src := freshSrc[d]
+				return nil, &NonEmptyDestinationError{Topic: src.topic, Partition: src.partition, DestTopic: d.topic}
+			}
+		}
+	}
+	cl, err := kgo.NewClient(r.srcOpts(
+		kgo.ConsumePartitions(offsets),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.ConsumeResetOffset(kgo.NoResetOffset()),
+		kgo.FetchMaxBytes(r.cfg.FetchMaxBytes),
+		kgo.FetchMaxPartitionBytes(r.cfg.FetchPartitionMaxBytes),
+	)...)
+	if err != nil {
+		return nil, fmt.Errorf("source client for shard %d: %w", w.shard, err)
+	}
+	w.log.Debug("copying", "partitions", len(parts))
+	return cl, nil
+}

@@ -1,0 +1,91 @@
+package replicator
+
+import (
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics is the Prometheus metric set of one Replicator. All names start with
+// "reo_". Per-topic labels use the source topic name.
+type metrics struct {
+	records       *prometheus.CounterVec // topic
+	bytes         *prometheus.CounterVec // topic
+	committed     prometheus.Counter     //
+	aborted       prometheus.Counter     //
+	commitLatency prometheus.Histogram   //
+	e2eLatency    prometheus.Histogram   //
+	lag           *prometheus.GaugeVec   // topic, partition
+	shardsOwned   prometheus.Gauge       //
+	skipped       *prometheus.CounterVec // topic, reason
+	restarts      *prometheus.CounterVec // reason
+	ready         prometheus.GaugeFunc   //
+	all           []prometheus.Collector //
+}
+
+func newMetrics(reg prometheus.Registerer, ready func() bool) (*metrics, error) {
+	m := &metrics{
+		records: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "reo_records_replicated_total", Help: "Records committed to the destination, by source topic.",
+		}, []string{"topic"}),
+		bytes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "reo_bytes_replicated_total", Help: "Key+value+header bytes committed to the destination, by source topic.",
+		}, []string{"topic"}),
+		committed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "reo_transactions_committed_total", Help: "Destination transactions committed.",
+		}),
+		aborted: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "reo_transactions_aborted_total", Help: "Destination transactions aborted or failed (their records were discarded and will be copied again).",
+		}),
+		commitLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "reo_commit_latency_seconds", Help: "Time to flush and commit one destination transaction.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 16),
+		}),
+		e2eLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "reo_replication_latency_seconds", Help: "At commit, now minus the source timestamp of the oldest record committed, per partition and transaction.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 20),
+		}),
+		lag: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "reo_partition_lag_records", Help: "Source high watermark minus the next offset to copy, for partitions this instance owns.",
+		}, []string{"topic", "partition"}),
+		shardsOwned: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "reo_shards_owned", Help: "Shards this instance owns.",
+		}),
+		skipped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "reo_skipped_records_total", Help: "Source offsets skipped because AllowDataLoss is set, by reason (source_gap, too_large).",
+		}, []string{"topic", "reason"}),
+		restarts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "reo_shard_restarts_total", Help: "Shard workers restarted from their checkpoint, by reason (error, fenced).",
+		}, []string{"reason"}),
+		ready: prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "reo_ready", Help: "1 when connected to both clusters and the ownership group is joined.",
+		}, func() float64 {
+			if ready() {
+				return 1
+			}
+			return 0
+		}),
+	}
+	m.all = []prometheus.Collector{m.records, m.bytes, m.committed, m.aborted, m.commitLatency,
+		m.e2eLatency, m.lag, m.shardsOwned, m.skipped, m.restarts, m.ready}
+	if reg == nil {
+		return m, nil
+	}
+	for i, c := range m.all {
+		if err := reg.Register(c); err != nil {
+			for _, r := range m.all[:i] {
+				reg.Unregister(r)
+			}
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+func (m *metrics) setLag(topic string, partition int32, lag int64) {
+	m.lag.WithLabelValues(topic, strconv.Itoa(int(partition))).Set(float64(lag))
+}
+
+func (m *metrics) dropLag(topic string, partition int32) {
+	m.lag.DeleteLabelValues(topic, strconv.Itoa(int(partition)))
+}

@@ -1,0 +1,199 @@
+package replicator
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// waitStable polls the destination until no transaction is open on the given
+// partitions (last stable offset == high watermark) and returns the start and
+// end offsets. After our InitProducerID, the previous owner's transaction is
+// being aborted by the coordinator; on real Kafka its markers land shortly
+// after, and reading before that would miss nothing but could block, so we
+// wait explicitly with a deadline.
+func (r *Replicator) waitStable(ctx context.Context, topic string, partition int32) (start, end int64, err error) {
+	deadline := time.Now().Add(r.cfg.TransactionTimeout + 30*time.Second)
+	for {
+		hwm, err := r.dstAdm.ListEndOffsets(ctx, topic)
+		if err == nil {
+			err = hwm.Error()
+		}
+		if err != nil {
+			return 0, 0, asAuth("destination", "listing offsets of "+topic, fmt.Errorf("list end offsets of %s: %w", topic, err))
+		}
+		lso, err := r.dstAdm.ListCommittedOffsets(ctx, topic)
+		if err == nil {
+			err = lso.Error()
+		}
+		if err != nil {
+			return 0, 0, asAuth("destination", "listing offsets of "+topic, fmt.Errorf("list stable offsets of %s: %w", topic, err))
+		}
+		h, ok1 := hwm.Lookup(topic, partition)
+		l, ok2 := lso.Lookup(topic, partition)
+		if !ok1 || !ok2 {
+			return 0, 0, fmt.Errorf("list offsets of %s: partition %d missing", topic, partition)
+		}
+		if l.Offset == h.Offset {
+			end = h.Offset
+			break
+		}
+		if time.Now().After(deadline) {
+			return 0, 0, fmt.Errorf("wait for open transactions on %s partition %d to end: stable offset %d still below high watermark %d", topic, partition, l.Offset, h.Offset)
+		}
+		t := time.NewTimer(100 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return 0, 0, ctx.Err()
+		case <-t.C:
+		}
+	}
+	so, err := r.dstAdm.ListStartOffsets(ctx, topic)
+	if err == nil {
+		err = so.Error()
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("list start offsets of %s: %w", topic, err)
+	}
+	s, _ := so.Lookup(topic, partition)
+	return s.Offset, end, nil
+}
+
+// span is a range of offsets [start, end).
+type span struct{ start, end int64 }
+
+// readCommitted reads destination partitions with read_committed from their
+// start until each reaches its end offset (exclusive), calling fn for each
+// data record; fn returns true to stop reading that partition early.
+//
+// Transaction markers are kept (KeepControlRecords) so that the reader sees
+// every offset up to end-1: the last offset of a partition with no open
+// transaction is either a data record or a marker, and both are returned.
+// That is how we know we are at the end without guessing.
+func (r *Replicator) readCommitted(ctx context.Context, spans map[tp]span, fn func(*kgo.Record) (stop bool)) error {
+	offsets := make(map[string]map[int32]kgo.Offset)
+	left := make(map[tp]int64)
+	for p, sp := range spans {
+		end := sp.end
+		if sp.start >= sp.end {
+			continue
+		}
+		if offsets[p.topic] == nil {
+			offsets[p.topic] = make(map[int32]kgo.Offset)
+		}
+		offsets[p.topic][p.partition] = kgo.NewOffset().AtStart()
+		left[p] = end
+	}
+	if len(left) == 0 {
+		return nil
+	}
+	cl, err := kgo.NewClient(r.dstOpts(
+		kgo.ConsumePartitions(offsets),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.KeepControlRecords(),
+		kgo.FetchMaxWait(time.Second),
+	)...)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	for len(left) > 0 {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("read %v: %w", left, err)
+		}
+		var ferr error
+		fs.EachError(func(t string, p int32, err error) {
+			if ferr == nil {
+				ferr = asAuth("destination", "reading "+t, fmt.Errorf("read %s partition %d: %w", t, p, err))
+			}
+		})
+		if ferr != nil {
+			return ferr
+		}
+		fs.EachRecord(func(rec *kgo.Record) {
+			p := tp{rec.Topic, rec.Partition}
+			end, ok := left[p]
+			if !ok {
+				return
+			}
+			if !rec.Attrs.IsControl() && fn(rec) {
+				delete(left, p)
+				cl.PauseFetchPartitions(map[string][]int32{p.topic: {p.partition}})
+				return
+			}
+			if rec.Offset >= end-1 {
+				delete(left, p)
+				cl.PauseFetchPartitions(map[string][]int32{p.topic: {p.partition}})
+			}
+		})
+	}
+	return nil
+}
+
+// readCheckpoints fences-then-reads: it must only be called after this
+// shard's InitProducerID. It waits for the checkpoint partition to have no
+// open transaction and returns the last checkpoint per source partition of
+// the current source cluster.
+func (w *shardWorker) readCheckpoints(ctx context.Context) (map[tp]Checkpoint, error) {
+	r := w.r
+	topic := r.cfg.checkpointTopic()
+	start, end, err := r.waitStable(ctx, topic, w.shard)
+	if err != nil {
+		return nil, err
+	}
+	cps := make(map[tp]Checkpoint)
+	var decErr error
+	foreign := 0
+	err = r.readCommitted(ctx, map[tp]span{{topic, w.shard}: {start, end}}, func(rec *kgo.Record) bool {
+		k, c, err := DecodeCheckpoint(rec.Key, rec.Value)
+		if err != nil {
+			decErr = &CheckpointDecodeError{Topic: topic, Partition: rec.Partition, Offset: rec.Offset, Err: err}
+			return true
+		}
+		if k.Cluster != r.srcClusterID {
+			foreign++
+			return false
+		}
+		cps[tp{k.Topic, k.Partition}] = c
+		return false
+	})
+	if decErr != nil {
+		return nil, decErr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read checkpoints of shard %d: %w", w.shard, err)
+	}
+	if foreign > 0 {
+		w.log.Warn("ignored checkpoints of another source cluster id", "records", foreign, "source_cluster", r.srcClusterID)
+	}
+	w.log.Info("read checkpoints", "partitions", len(cps), "end_offset", end)
+	return cps, nil
+}
+
+// hasCommittedData reports, for destination partitions, whether any committed
+// data record exists (aborted records and markers do not count).
+func (r *Replicator) hasCommittedData(ctx context.Context, parts []tp) (map[tp]bool, error) {
+	out := make(map[tp]bool)
+	ends := make(map[tp]span)
+	for _, p := range parts {
+		start, end, err := r.waitStable(ctx, p.topic, p.partition)
+		if err != nil {
+			return nil, err
+		}
+		ends[p] = span{start, end}
+	}
+	err := r.readCommitted(ctx, ends, func(rec *kgo.Record) bool {
+		out[tp{rec.Topic, rec.Partition}] = true
+		return true
+	})
+	if err != nil {
+		return nil, fmt.Errorf("check destination partitions for records: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,379 @@
+package replicator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Option configures a Replicator beyond its Config.
+type Option interface{ apply(*options) }
+
+type options struct {
+	log *slog.Logger
+	reg prometheus.Registerer
+}
+
+type optFunc func(*options)
+
+func (f optFunc) apply(o *options) { f(o) }
+
+// WithLogger sets the logger (default: slog.Default()).
+func WithLogger(l *slog.Logger) Option { return optFunc(func(o *options) { o.log = l }) }
+
+// WithRegisterer registers the replicator's metrics on reg (default: none).
+// Registration fails New if a metric of the same name is already registered.
+func WithRegisterer(reg prometheus.Registerer) Option {
+	return optFunc(func(o *options) { o.reg = reg })
+}
+
+// Replicator copies topics from the source to the destination cluster exactly
+// once. Make one with New and call Run once.
+type Replicator struct {
+	cfg *compiled
+	log *slog.Logger
+	m   *metrics
+
+	srcAdm, dstAdm *kadm.Client // admin clients, made in Run
+	srcCl, dstCl   *kgo.Client
+
+	// Set in Run before any worker starts, read-only after.
+	srcClusterID string
+	sameCluster  bool
+
+	// topics is owned by the topic refresh loop.
+	topics map[string]*topicState
+
+	// planMu guards plan and planCh. planCh is closed when plan is replaced.
+	planMu sync.Mutex
+	plan   *plan
+	planCh chan struct{}
+
+	// workersMu guards workers and stopping.
+	workersMu sync.Mutex
+	workers   map[int32]*shardWorker
+	stopping  bool
+
+	fatalCh chan error // first fatal error of any goroutine
+
+	srcOK, dstOK, joined atomic.Bool
+	ran                  atomic.Bool
+}
+
+// New validates cfg and returns a Replicator. It does no I/O.
+func New(cfg Config, opts ...Option) (*Replicator, error) {
+	o := options{log: slog.Default()}
+	for _, opt := range opts {
+		opt.apply(&o)
+	}
+	c, err := cfg.withDefaults().compile()
+	if err != nil {
+		return nil, err
+	}
+	r := &Replicator{
+		cfg:     c,
+		log:     o.log.With("replication", c.Name),
+		topics:  make(map[string]*topicState),
+		workers: make(map[int32]*shardWorker),
+		planCh:  make(chan struct{}),
+		fatalCh: make(chan error, 1),
+	}
+	if r.m, err = newMetrics(o.reg, r.Ready); err != nil {
+		return nil, fmt.Errorf("register metrics: %w", err)
+	}
+	return r, nil
+}
+
+// Ready reports whether the replicator is connected to both clusters and has
+// joined its ownership group. It is what /readyz serves.
+func (r *Replicator) Ready() bool {
+	return r.srcOK.Load() && r.dstOK.Load() && r.joined.Load()
+}
+
+func (r *Replicator) srcOpts(extra ...kgo.Opt) []kgo.Opt {
+	opts := []kgo.Opt{kgo.SeedBrokers(r.cfg.SourceBrokers...), kgo.ClientID("reo-" + r.cfg.Name)}
+	opts = append(opts, r.cfg.SourceOpts...)
+	return append(opts, extra...)
+}
+
+func (r *Replicator) dstOpts(extra ...kgo.Opt) []kgo.Opt {
+	opts := []kgo.Opt{kgo.SeedBrokers(r.cfg.DestBrokers...), kgo.ClientID("reo-" + r.cfg.Name)}
+	opts = append(opts, r.cfg.DestOpts...)
+	return append(opts, extra...)
+}
+
+// Run replicates until ctx is canceled or a fatal error happens (see the
+// exported error types). On cancel it commits or aborts every open
+// transaction, leaves the group and returns nil, within 10 seconds. Run may be
+// called once.
+func (r *Replicator) Run(ctx context.Context) (err error) {
+	if !r.ran.CompareAndSwap(false, true) {
+		return errors.New("replicator: Run called twice")
+	}
+	if r.srcCl, err = kgo.NewClient(r.srcOpts()...); err != nil {
+		return fmt.Errorf("source client: %w", err)
+	}
+	defer r.srcCl.Close()
+	if r.dstCl, err = kgo.NewClient(r.dstOpts()...); err != nil {
+		return fmt.Errorf("destination client: %w", err)
+	}
+	defer r.dstCl.Close()
+	r.srcAdm, r.dstAdm = kadm.NewClient(r.srcCl), kadm.NewClient(r.dstCl)
+
+	if err := r.connect(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var bg sync.WaitGroup
+	bg.Go(func() { r.refreshLoop(runCtx) })
+
+	grp, err := r.joinGroup()
+	if err != nil {
+		cancel()
+		bg.Wait()
+		return err
+	}
+	bg.Go(func() {
+		for runCtx.Err() == nil {
+			// The control topic has no records; polling keeps the
+			// client's group machinery moving and surfaces errors.
+			fs := grp.PollFetches(runCtx)
+			fs.EachError(func(t string, p int32, err error) {
+				if !errors.Is(err, context.Canceled) {
+					r.log.Warn("ownership group", "err", err)
+				}
+			})
+		}
+	})
+
+	select {
+	case <-ctx.Done():
+	case err = <-r.fatalCh:
+		r.log.Error("stopping on fatal error", "err", err)
+	}
+	cancel()
+	r.shutdown(grp)
+	bg.Wait()
+	return err
+}
+
+// connect learns both cluster ids and creates reo's own topics, retrying
+// transient errors until ctx ends.
+func (r *Replicator) connect(ctx context.Context) error {
+	backoff := newBackoff()
+	for {
+		err := r.tryConnect(ctx)
+		if err == nil || fatal(err) || ctx.Err() != nil {
+			return err
+		}
+		r.log.Warn("connecting to clusters, will retry", "err", err)
+		if !backoff.wait(ctx) {
+			return ctx.Err()
+		}
+	}
+}
+
+func (r *Replicator) tryConnect(ctx context.Context) error {
+	src, err := r.srcAdm.BrokerMetadata(ctx)
+	if err != nil {
+		return asAuth("source", "metadata", fmt.Errorf("connect to source cluster: %w", err))
+	}
+	dst, err := r.dstAdm.BrokerMetadata(ctx)
+	if err != nil {
+		return asAuth("destination", "metadata", fmt.Errorf("connect to destination cluster: %w", err))
+	}
+	r.srcClusterID = src.Cluster
+	r.sameCluster = src.Cluster != "" && src.Cluster == dst.Cluster
+	r.log.Info("connected", "source_cluster", src.Cluster, "dest_cluster", dst.Cluster)
+	return r.ensureOwnTopics(ctx)
+}
+
+// refreshLoop publishes a new plan every TopicRefreshInterval.
+func (r *Replicator) refreshLoop(ctx context.Context) {
+	t := time.NewTicker(r.cfg.TopicRefreshInterval)
+	defer t.Stop()
+	for {
+		p, err := r.refreshTopics(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil && fatal(err):
+			r.fail(err)
+			return
+		case err != nil:
+			r.log.Warn("refreshing topics, will retry", "err", err)
+		default:
+			r.publish(p)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// publish replaces the plan if it changed and wakes the workers.
+func (r *Replicator) publish(p *plan) {
+	r.planMu.Lock()
+	defer r.planMu.Unlock()
+	if r.plan != nil && samePlan(r.plan, p) {
+		return
+	}
+	r.plan = p
+	close(r.planCh)
+	r.planCh = make(chan struct{})
+}
+
+func samePlan(a, b *plan) bool {
+	if len(a.shards) != len(b.shards) || len(a.maxBytes) != len(b.maxBytes) {
+		return false
+	}
+	for k, v := range a.shards {
+		if !slices.Equal(v, b.shards[k]) {
+			return false
+		}
+	}
+	for k, v := range a.maxBytes {
+		if w, ok := b.maxBytes[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// currentPlan returns the plan (nil before the first refresh) and a channel
+// closed when it is replaced.
+func (r *Replicator) currentPlan() (*plan, <-chan struct{}) {
+	r.planMu.Lock()
+	defer r.planMu.Unlock()
+	return r.plan, r.planCh
+}
+
+// fail records the first fatal error; Run returns it.
+func (r *Replicator) fail(err error) {
+	select {
+	case r.fatalCh <- err:
+	default:
+	}
+}
+
+// joinGroup joins the ownership group: control partition k assigned to this
+// member means this instance owns shard k.
+func (r *Replicator) joinGroup() (*kgo.Client, error) {
+	control := r.cfg.controlTopic()
+	grp, err := kgo.NewClient(r.dstOpts(
+		kgo.ConsumerGroup(r.cfg.groupID()),
+		kgo.ConsumeTopics(control),
+		kgo.Balancers(kgo.CooperativeStickyBalancer()),
+		kgo.DisableAutoCommit(),
+		kgo.SessionTimeout(r.cfg.SessionTimeout),
+		kgo.RebalanceTimeout(r.cfg.SessionTimeout+10*time.Second),
+		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
+			r.joined.Store(true)
+			r.startWorkers(m[control])
+		}),
+		kgo.OnPartitionsRevoked(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
+			r.stopWorkers(m[control], "revoked")
+		}),
+		kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
+			r.joined.Store(false)
+			r.stopWorkers(m[control], "lost")
+		}),
+	)...)
+	if err != nil {
+		return nil, fmt.Errorf("ownership group client: %w", err)
+	}
+	return grp, nil
+}
+
+func (r *Replicator) startWorkers(shards []int32) {
+	r.workersMu.Lock()
+	defer r.workersMu.Unlock()
+	if r.stopping {
+		return
+	}
+	for _, k := range shards {
+		if _, ok := r.workers[k]; ok {
+			continue
+		}
+		w := newShardWorker(r, k)
+		r.workers[k] = w
+		w.start()
+	}
+	r.m.shardsOwned.Set(float64(len(r.workers)))
+	r.log.Info("shards assigned", "shards", shards, "owned", len(r.workers))
+}
+
+// stopWorkers stops the given shards' workers (all when shards is nil) and
+// waits for them: each commits or aborts its open transaction first.
+func (r *Replicator) stopWorkers(shards []int32, why string) {
+	r.workersMu.Lock()
+	var ws []*shardWorker
+	for k, w := range r.workers {
+		if shards == nil || slices.Contains(shards, k) {
+			ws = append(ws, w)
+			delete(r.workers, k)
+		}
+	}
+	r.m.shardsOwned.Set(float64(len(r.workers)))
+	r.workersMu.Unlock()
+	for _, w := range ws {
+		w.cancel()
+	}
+	for _, w := range ws {
+		<-w.done
+	}
+	if len(ws) > 0 {
+		r.log.Info("shards released", "why", why, "shards", shards)
+	}
+}
+
+// shutdown stops every worker, then leaves the group.
+func (r *Replicator) shutdown(grp *kgo.Client) {
+	r.workersMu.Lock()
+	r.stopping = true
+	r.workersMu.Unlock()
+	r.stopWorkers(nil, "shutdown")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if err := grp.LeaveGroupContext(ctx); err != nil {
+		r.log.Warn("leaving ownership group", "err", err)
+	}
+	grp.Close()
+	r.joined.Store(false)
+}
+
+// backoff is an exponential delay from 100ms to 10s.
+type backoff struct{ next time.Duration }
+
+func newBackoff() *backoff { return &backoff{next: 100 * time.Millisecond} }
+
+func (b *backoff) reset() { b.next = 100 * time.Millisecond }
+
+// wait sleeps for the next delay; false if ctx ended first.
+func (b *backoff) wait(ctx context.Context) bool {
+	t := time.NewTimer(b.next)
+	defer t.Stop()
+	b.next = min(2*b.next, 10*time.Second)
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

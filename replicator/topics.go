@@ -1,0 +1,287 @@
+package replicator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// partitionPlan is one source partition a shard copies.
+type partitionPlan struct {
+	Topic     string // source topic
+	Partition int32  // same number on both sides
+	DstTopic  string
+}
+
+// plan is what every shard copies. A new plan replaces the old one whole; it
+// is never modified after it is published.
+type plan struct {
+	shards   map[int32][]partitionPlan
+	maxBytes map[string]int32 // destination topic -> max.message.bytes
+}
+
+// topicState is what the topic refresher remembers about a source topic.
+// It is owned by the goroutine running refreshTopics.
+type topicState struct {
+	dst      string
+	verified bool // destination checked: CreateTime, enough partitions
+	warned   bool // "more partitions than source" already logged
+	maxBytes int32
+}
+
+// copiedConfigs are topic configs copied from a source topic when reo creates
+// its destination topic. max.message.bytes is copied even when it is the
+// source's default, so records the source accepted fit on the destination.
+var copiedConfigs = []string{
+	"cleanup.policy", "retention.ms", "retention.bytes", "max.message.bytes",
+	"compression.type", "min.compaction.lag.ms", "max.compaction.lag.ms",
+	"delete.retention.ms", "min.cleanable.dirty.ratio", "segment.bytes", "segment.ms",
+}
+
+const defaultMaxMessageBytes = 1048588
+
+// ensureOwnTopics creates the control and checkpoint topics with one partition
+// per shard, and refuses existing ones with another partition count.
+func (r *Replicator) ensureOwnTopics(ctx context.Context) error {
+	compact := "compact"
+	for _, t := range []struct {
+		name    string
+		configs map[string]*string
+	}{
+		{r.cfg.controlTopic(), nil},
+		{r.cfg.checkpointTopic(), map[string]*string{"cleanup.policy": &compact}},
+	} {
+		resp, err := r.dstAdm.CreateTopic(ctx, int32(r.cfg.Shards), r.cfg.ReplicationFactor, t.configs, t.name)
+		if err == nil {
+			err = resp.Err
+		}
+		switch {
+		case err == nil:
+			r.log.Info("created topic", "topic", t.name, "partitions", r.cfg.Shards)
+		case errors.Is(err, kerr.TopicAlreadyExists):
+		default:
+			return asAuth("destination", "creating topic "+t.name, fmt.Errorf("create topic %s: %w", t.name, err))
+		}
+		md, err := r.dstAdm.ListTopics(ctx, t.name)
+		if err != nil {
+			return asAuth("destination", "describing topic "+t.name, fmt.Errorf("describe topic %s: %w", t.name, err))
+		}
+		td := md[t.name]
+		if td.Err != nil {
+			return asAuth("destination", "describing topic "+t.name, fmt.Errorf("describe topic %s: %w", t.name, td.Err))
+		}
+		if n := len(td.Partitions); n != r.cfg.Shards {
+			return &shardCountError{topic: t.name, partitions: n, shards: r.cfg.Shards}
+		}
+	}
+	return nil
+}
+
+// refreshTopics lists source topics, creates or grows destination topics, and
+// returns the plan for the topics ready to copy. Errors that need an operator
+// (partition counts, timestamp type, auth) are returned and are fatal; other
+// errors are transient.
+func (r *Replicator) refreshTopics(ctx context.Context) (*plan, error) {
+	srcMD, err := r.srcAdm.Metadata(ctx)
+	if err != nil {
+		return nil, asAuth("source", "listing topics", fmt.Errorf("list source topics: %w", err))
+	}
+	r.srcOK.Store(true)
+
+	wanted := make(map[string]int)    // source topic -> partitions
+	byDest := make(map[string]string) // destination -> source
+	for _, td := range srcMD.Topics {
+		if td.Err != nil {
+			if isAuth(td.Err) {
+				r.log.Warn("source topic not readable, skipping it", "topic", td.Topic, "err", td.Err)
+			}
+			continue
+		}
+		dst, ok := r.cfg.selected(td.Topic, td.IsInternal)
+		if !ok {
+			continue
+		}
+		if other, dup := byDest[dst]; dup {
+			return nil, &ConfigError{Field: "TopicMapping", Reason: fmt.Sprintf("source topics %s and %s would both be replicated to %s", other, td.Topic, dst)}
+		}
+		if r.sameCluster && dst == td.Topic {
+			return nil, &ConfigError{Field: "Naming", Reason: fmt.Sprintf("source and destination are the same cluster (%s) and topic %s would be replicated onto itself", r.srcClusterID, dst)}
+		}
+		byDest[dst] = td.Topic
+		wanted[td.Topic] = len(td.Partitions)
+		if st, ok := r.topics[td.Topic]; !ok || st.dst != dst {
+			r.topics[td.Topic] = &topicState{dst: dst}
+		}
+	}
+	for t := range r.topics {
+		if _, ok := wanted[t]; !ok {
+			delete(r.topics, t)
+		}
+	}
+	if len(wanted) == 0 {
+		r.dstOK.Store(true)
+		return &plan{shards: map[int32][]partitionPlan{}, maxBytes: map[string]int32{}}, nil
+	}
+
+	dstNames := make([]string, 0, len(byDest))
+	for d := range byDest {
+		dstNames = append(dstNames, d)
+	}
+	slices.Sort(dstNames)
+	dstMD, err := r.dstAdm.ListTopics(ctx, dstNames...)
+	if err != nil {
+		return nil, asAuth("destination", "describing topics", fmt.Errorf("describe destination topics: %w", err))
+	}
+	r.dstOK.Store(true)
+
+	var missing []string
+	for _, d := range dstNames {
+		td, ok := dstMD[d]
+		if !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition) {
+			missing = append(missing, byDest[d])
+		} else if td.Err != nil {
+			return nil, asAuth("destination", "describing topic "+d, fmt.Errorf("describe destination topic %s: %w", d, td.Err))
+		}
+	}
+	if len(missing) > 0 {
+		if err := r.createDestTopics(ctx, missing, wanted); err != nil {
+			return nil, err
+		}
+		// Created topics join the plan on the next refresh, once their
+		// metadata is visible.
+	}
+
+	p := &plan{shards: make(map[int32][]partitionPlan), maxBytes: make(map[string]int32)}
+	for _, d := range dstNames {
+		src := byDest[d]
+		td, ok := dstMD[d]
+		if !ok || td.Err != nil {
+			continue
+		}
+		st := r.topics[src]
+		srcN, dstN := wanted[src], len(td.Partitions)
+		if !st.verified {
+			if err := r.verifyDest(ctx, src, d, srcN, dstN, st); err != nil {
+				return nil, err
+			}
+		} else if dstN < srcN {
+			// The source grew since we verified: grow the destination.
+			if err := r.growDest(ctx, src, d, srcN, dstN); err != nil {
+				return nil, err
+			}
+			continue // picked up next refresh, with its new metadata
+		}
+		if dstN > srcN && !st.warned {
+			st.warned = true
+			r.log.Warn("destination topic has more partitions than its source; the extra partitions get no records from reo",
+				"topic", src, "dest_topic", d, "source_partitions", srcN, "dest_partitions", dstN)
+		}
+		p.maxBytes[d] = st.maxBytes
+		for part := int32(0); part < int32(srcN); part++ {
+			k := ShardOf(src, part, r.cfg.Shards)
+			p.shards[k] = append(p.shards[k], partitionPlan{Topic: src, Partition: part, DstTopic: d})
+		}
+	}
+	return p, nil
+}
+
+// verifyDest checks a destination topic the first time this process sees it:
+// enough partitions, CreateTime timestamps; and learns its max.message.bytes.
+func (r *Replicator) verifyDest(ctx context.Context, src, dst string, srcN, dstN int, st *topicState) error {
+	if dstN < srcN {
+		return &PartitionCountError{SourceTopic: src, SourcePartitions: srcN, DestTopic: dst, DestPartitions: dstN}
+	}
+	rcs, err := r.dstAdm.DescribeTopicConfigs(ctx, dst)
+	if err != nil {
+		return asAuth("destination", "describing configs of "+dst, fmt.Errorf("describe configs of destination topic %s: %w", dst, err))
+	}
+	rc, err := rcs.On(dst, nil)
+	if err == nil {
+		err = rc.Err
+	}
+	if err != nil {
+		return asAuth("destination", "describing configs of "+dst, fmt.Errorf("describe configs of destination topic %s: %w", dst, err))
+	}
+	st.maxBytes = defaultMaxMessageBytes
+	for _, c := range rc.Configs {
+		if c.Value == nil {
+			continue
+		}
+		switch c.Key {
+		case "message.timestamp.type":
+			if *c.Value != "CreateTime" {
+				return &ConfigError{Field: "TopicMapping", Reason: fmt.Sprintf("destination topic %s has message.timestamp.type=%s; reo keeps source timestamps and needs CreateTime (alter the topic)", dst, *c.Value)}
+			}
+		case "max.message.bytes":
+			if n, err := strconv.ParseInt(*c.Value, 10, 32); err == nil && n > 0 {
+				st.maxBytes = int32(n)
+			}
+		}
+	}
+	st.verified = true
+	return nil
+}
+
+// createDestTopics creates destination topics for source topics, with the
+// source's partition count and the configs in copiedConfigs.
+func (r *Replicator) createDestTopics(ctx context.Context, srcs []string, parts map[string]int) error {
+	rcs, err := r.srcAdm.DescribeTopicConfigs(ctx, srcs...)
+	if err != nil {
+		return asAuth("source", "describing topic configs", fmt.Errorf("describe source topic configs: %w", err))
+	}
+	for _, src := range srcs {
+		configs := map[string]*string{"message.timestamp.type": kadm.StringPtr("CreateTime")}
+		if rc, err := rcs.On(src, nil); err == nil && rc.Err == nil {
+			for _, c := range rc.Configs {
+				if c.Value == nil || !slices.Contains(copiedConfigs, c.Key) {
+					continue
+				}
+				if c.Key == "max.message.bytes" || c.Source == kmsg.ConfigSourceDynamicTopicConfig {
+					configs[c.Key] = kadm.StringPtr(*c.Value)
+				}
+			}
+		}
+		dst := r.topics[src].dst
+		resp, err := r.dstAdm.CreateTopic(ctx, int32(parts[src]), r.cfg.ReplicationFactor, configs, dst)
+		if err == nil {
+			err = resp.Err
+		}
+		switch {
+		case err == nil:
+			r.log.Info("created destination topic", "topic", src, "dest_topic", dst, "partitions", parts[src])
+			r.topics[src].verified = true // created by us: it matches the source
+			r.topics[src].maxBytes = defaultMaxMessageBytes
+			if v := configs["max.message.bytes"]; v != nil {
+				if n, err := strconv.ParseInt(*v, 10, 32); err == nil && n > 0 {
+					r.topics[src].maxBytes = int32(n)
+				}
+			}
+		case errors.Is(err, kerr.TopicAlreadyExists): // another instance won the race
+		default:
+			return asAuth("destination", "creating topic "+dst, fmt.Errorf("create destination topic %s for %s: %w", dst, src, err))
+		}
+	}
+	return nil
+}
+
+// growDest adds partitions to a destination topic after its source grew.
+func (r *Replicator) growDest(ctx context.Context, src, dst string, srcN, dstN int) error {
+	resp, err := r.dstAdm.UpdatePartitions(ctx, srcN, dst)
+	if err == nil {
+		var one kadm.CreatePartitionsResponse
+		if one, err = resp.On(dst, nil); err == nil {
+			err = one.Err
+		}
+	}
+	if err != nil && !errors.Is(err, kerr.InvalidPartitions) { // InvalidPartitions: another instance grew it
+		return asAuth("destination", "adding partitions to "+dst, fmt.Errorf("grow destination topic %s from %d to %d partitions: %w", dst, dstN, srcN, err))
+	}
+	r.log.Info("grew destination topic after its source grew", "topic", src, "dest_topic", dst, "from", dstN, "to", srcN)
+	return nil
+}

@@ -1,0 +1,178 @@
+package replicator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// tp names a source partition.
+type tp struct {
+	topic     string
+	partition int32
+}
+
+// shardWorker copies the source partitions of one shard while this instance
+// owns the shard. Its goroutine is started by start and ends after cancel;
+// done is closed when it has committed or aborted its transaction and closed
+// its clients.
+type shardWorker struct {
+	r      *Replicator
+	shard  int32
+	txnID  string
+	log    *slog.Logger
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	// skip holds source offsets of records too large for the destination,
+	// to be skipped when AllowDataLoss is set. Owned by the worker goroutine.
+	skip map[tp]map[int64]bool
+
+	// hooks for tests, nil in production.
+	beforeCommit func(ctx context.Context)
+}
+
+func newShardWorker(r *Replicator, shard int32) *shardWorker {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &shardWorker{
+		r:      r,
+		shard:  shard,
+		txnID:  r.cfg.txnID(shard),
+		log:    r.log.With("shard", shard),
+		ctx:    ctx,
+		cancel: cancel,
+		done:   make(chan struct{}),
+		skip:   make(map[tp]map[int64]bool),
+	}
+}
+
+func (w *shardWorker) start() { go w.run(w.ctx) }
+
+// run runs sessions until canceled. A session starts from the checkpoint; any
+// error ends it and the next one starts from the checkpoint again, never from
+// an in-memory position.
+func (w *shardWorker) run(ctx context.Context) {
+	defer close(w.done)
+	b := newBackoff()
+	for ctx.Err() == nil {
+		began := time.Now()
+		err := w.session(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case fatal(err):
+			w.log.Error("shard stopped", "err", err)
+			w.r.fail(err)
+			return
+		case fenced(err):
+			// Another producer holds our transactional id: either the
+			// group moved the shard and we have not heard yet (we
+			// are the zombie), or our transaction timed out. Wait
+			// for the group to revoke the shard; if it still says
+			// we own it after the delay, take it back.
+			w.r.m.restarts.WithLabelValues("fenced").Inc()
+			w.log.Warn("shard producer fenced by another owner; waiting for the group to decide", "err", err, "retry_in", w.r.cfg.FencedRetryDelay)
+			t := time.NewTimer(w.r.cfg.FencedRetryDelay)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			b.reset()
+		default:
+			w.r.m.restarts.WithLabelValues("error").Inc()
+			if time.Since(began) > time.Minute {
+				b.reset()
+			}
+			w.log.Warn("shard failed, restarting from its checkpoint", "err", err)
+			if !b.wait(ctx) {
+				return
+			}
+		}
+	}
+}
+
+// session is one ownership term: fence, read checkpoints, copy.
+func (w *shardWorker) session(ctx context.Context) error {
+	r := w.r
+	maxBytes := func(topic string) int32 {
+		if p, _ := r.currentPlan(); p != nil {
+			if n, ok := p.maxBytes[topic]; ok && n >= 512 {
+				return n
+			}
+		}
+		return defaultMaxMessageBytes
+	}
+	prod, err := kgo.NewClient(r.dstOpts(
+		kgo.TransactionalID(w.txnID),
+		kgo.TransactionTimeout(r.cfg.TransactionTimeout),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.MaxBufferedBytes(r.cfg.ProduceBufferBytes),
+		kgo.ProducerBatchMaxBytesFn(maxBytes),
+		kgo.RequiredAcks(kgo.AllISRAcks()),
+	)...)
+	if err != nil {
+		return fmt.Errorf("producer for shard %d: %w", w.shard, err)
+	}
+	defer prod.Close()
+
+	// Fence: InitProducerID bumps the epoch of our transactional id, so
+	// the previous owner can no longer produce or commit, and the broker
+	// aborts its open transaction. Only after this is the checkpoint
+	// final.
+	if _, _, err := prod.ProducerID(ctx); err != nil {
+		return asAuth("destination", "transactional id "+w.txnID, fmt.Errorf("fence previous owner of shard %d (InitProducerID %s): %w", w.shard, w.txnID, err))
+	}
+	cps, err := w.readCheckpoints(ctx)
+	if err != nil {
+		return err
+	}
+	s := &copier{w: w, prod: prod, committed: cps, hwm: make(map[tp]int64)}
+	for {
+		p, changed := r.currentPlan()
+		var parts []partitionPlan
+		if p != nil {
+			parts = p.shards[w.shard]
+		}
+		if len(parts) == 0 {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-changed:
+				continue
+			}
+		}
+		if err := s.copy(ctx, parts, changed); err != nil {
+			return err
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+	}
+}
+
+// finishCtx bounds the commit or abort done when stopping; it is not
+// canceled with the worker so the transaction can end cleanly.
+func finishCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), 5*time.Second)
+}
+
+// abort ends the producer's transaction without committing, best effort. If
+// it fails, the next owner's InitProducerID (ours, on restart) aborts it.
+func abort(prod *kgo.Client, log *slog.Logger) {
+	ctx, cancel := finishCtx()
+	defer cancel()
+	if err := prod.AbortBufferedRecords(ctx); err != nil {
+		log.Warn("abort buffered records", "err", err)
+	}
+	if err := prod.EndTransaction(ctx, kgo.TryAbort); err != nil && !errors.Is(err, kerr.OperationNotAttempted) {
+		log.Warn("abort transaction", "err", err)
+	}
+}
