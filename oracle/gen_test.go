@@ -141,7 +141,7 @@ func (w *world) newRecord(t *rapid.T, topics []string, parts int32, idPrefix str
 		Partition: int32(rapid.IntRange(0, int(parts)-1).Draw(t, "partition")),
 		Key:       drawBytes(t, "key"),
 		Value:     drawBytes(t, "value"),
-		Timestamp: t0.Add(time.Duration(w.seq) * time.Millisecond), // unique: content identity is unique too
+		Timestamp: t0.Add(time.Duration(w.seq) * 10 * time.Millisecond), // unique, even after a corruption: content identity stays unique
 	}
 	for range rapid.IntRange(0, 2).Draw(t, "headers") {
 		r.Headers = append(r.Headers, Header{Key: rapid.SampledFrom([]string{"h1", "h2", "trace"}).Draw(t, "header-key"), Value: drawBytes(t, "header-value")})
