@@ -290,8 +290,8 @@ func (s *copier) commit(ctx context.Context, b *batch) error {
 	if err := s.prod.ProduceSync(ctx, recs...).FirstErr(); err != nil {
 		return asAuth("destination", "writing checkpoints", fmt.Errorf("write checkpoints of shard %d: %w", w.shard, err))
 	}
-	if w.beforeCommit != nil {
-		w.beforeCommit(ctx)
+	if h := r.hooks; h != nil && h.beforeCommit != nil {
+		h.beforeCommit(w.shard)
 	}
 	if err := s.prod.EndTransaction(ctx, kgo.TryCommit); err != nil {
 		return asAuth("destination", "committing", fmt.Errorf("commit transaction for shard %d: %w", w.shard, err))

@@ -115,10 +115,12 @@ func fatal(err error) bool {
 }
 
 // fenced reports whether err means another producer took this shard's
-// transactional id: this worker is no longer the owner.
+// transactional id: this worker is no longer the owner. InvalidTxnState is
+// included because under KIP-890 a commit whose transaction was aborted by
+// another producer's InitProducerID gets it instead of ProducerFenced.
 func fenced(err error) bool {
 	return errors.Is(err, kerr.ProducerFenced) || errors.Is(err, kerr.InvalidProducerEpoch) ||
-		errors.Is(err, kerr.InvalidProducerIDMapping)
+		errors.Is(err, kerr.InvalidProducerIDMapping) || errors.Is(err, kerr.InvalidTxnState)
 }
 
 // isAuth reports whether err is an authentication or authorization failure.

@@ -85,13 +85,17 @@ type running struct {
 	reg    *prometheus.Registry
 }
 
-func start(t *testing.T, cfg Config) *running {
+func start(t *testing.T, cfg Config) *running { return startHooked(t, cfg, nil) }
+
+// startHooked starts a replicator with test hooks.
+func startHooked(t *testing.T, cfg Config, hooks *testHooks) *running {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	r, err := New(cfg, WithLogger(testLogger(t)), WithRegisterer(reg))
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
+	r.hooks = hooks
 	ctx, cancel := context.WithCancel(context.Background())
 	run := &running{r: r, cancel: cancel, errc: make(chan error, 1), reg: reg}
 	go func() { run.errc <- r.Run(ctx) }()
@@ -295,4 +299,43 @@ func countIs(t *testing.T, c *kfake.Cluster, topic string, want int) func() stri
 		}
 		return ""
 	}
+}
+
+// metricValue returns the value of a counter or gauge (summed over labels
+// matching the given label values), or 0 if absent.
+func (run *running) metricValue(t *testing.T, name string, labels map[string]string) float64 {
+	t.Helper()
+	mfs, err := run.reg.Gather()
+	if err != nil {
+		t.Fatalf("gather metrics: %v", err)
+	}
+	sum := 0.0
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+	next:
+		for _, m := range mf.GetMetric() {
+			for k, v := range labels {
+				found := false
+				for _, lp := range m.GetLabel() {
+					if lp.GetName() == k && lp.GetValue() == v {
+						found = true
+					}
+				}
+				if !found {
+					continue next
+				}
+			}
+			switch {
+			case m.Counter != nil:
+				sum += m.GetCounter().GetValue()
+			case m.Gauge != nil:
+				sum += m.GetGauge().GetValue()
+			case m.Histogram != nil:
+				sum += float64(m.GetHistogram().GetSampleCount())
+			}
+		}
+	}
+	return sum
 }

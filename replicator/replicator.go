@@ -2,6 +2,8 @@ package replicator
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -67,6 +69,8 @@ type Replicator struct {
 
 	srcOK, dstOK, joined atomic.Bool
 	ran                  atomic.Bool
+
+	hooks *testHooks // set by tests before Run
 }
 
 // New validates cfg and returns a Replicator. It does no I/O.
@@ -81,7 +85,7 @@ func New(cfg Config, opts ...Option) (*Replicator, error) {
 	}
 	r := &Replicator{
 		cfg:     c,
-		log:     o.log.With("replication", c.Name),
+		log:     o.log.With("replication", c.Name, "instance", instanceID()),
 		topics:  make(map[string]*topicState),
 		workers: make(map[int32]*shardWorker),
 		planCh:  make(chan struct{}),
@@ -119,11 +123,15 @@ func (r *Replicator) Run(ctx context.Context) (err error) {
 	if !r.ran.CompareAndSwap(false, true) {
 		return errors.New("replicator: Run called twice")
 	}
-	if r.srcCl, err = kgo.NewClient(r.srcOpts()...); err != nil {
+	// The admin clients answer the topic refresh: kgo caches metadata for
+	// MetadataMinAge (5s by default), which would delay new topics and
+	// partitions by that much.
+	fresh := kgo.MetadataMinAge(min(time.Second, r.cfg.TopicRefreshInterval))
+	if r.srcCl, err = kgo.NewClient(r.srcOpts(fresh)...); err != nil {
 		return fmt.Errorf("source client: %w", err)
 	}
 	defer r.srcCl.Close()
-	if r.dstCl, err = kgo.NewClient(r.dstOpts()...); err != nil {
+	if r.dstCl, err = kgo.NewClient(r.dstOpts(fresh)...); err != nil {
 		return fmt.Errorf("destination client: %w", err)
 	}
 	defer r.dstCl.Close()
@@ -288,11 +296,11 @@ func (r *Replicator) joinGroup() (*kgo.Client, error) {
 			r.startWorkers(m[control])
 		}),
 		kgo.OnPartitionsRevoked(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
-			r.stopWorkers(m[control], "revoked")
+			r.stopWorkers(m[control], false, "revoked")
 		}),
 		kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
 			r.joined.Store(false)
-			r.stopWorkers(m[control], "lost")
+			r.stopWorkers(m[control], false, "lost")
 		}),
 	)...)
 	if err != nil {
@@ -319,13 +327,13 @@ func (r *Replicator) startWorkers(shards []int32) {
 	r.log.Info("shards assigned", "shards", shards, "owned", len(r.workers))
 }
 
-// stopWorkers stops the given shards' workers (all when shards is nil) and
+// stopWorkers stops the given shards' workers (all when all is set) and
 // waits for them: each commits or aborts its open transaction first.
-func (r *Replicator) stopWorkers(shards []int32, why string) {
+func (r *Replicator) stopWorkers(shards []int32, all bool, why string) {
 	r.workersMu.Lock()
 	var ws []*shardWorker
 	for k, w := range r.workers {
-		if shards == nil || slices.Contains(shards, k) {
+		if all || slices.Contains(shards, k) {
 			ws = append(ws, w)
 			delete(r.workers, k)
 		}
@@ -348,7 +356,7 @@ func (r *Replicator) shutdown(grp *kgo.Client) {
 	r.workersMu.Lock()
 	r.stopping = true
 	r.workersMu.Unlock()
-	r.stopWorkers(nil, "shutdown")
+	r.stopWorkers(nil, true, "shutdown")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	if err := grp.LeaveGroupContext(ctx); err != nil {
@@ -356,6 +364,13 @@ func (r *Replicator) shutdown(grp *kgo.Client) {
 	}
 	grp.Close()
 	r.joined.Store(false)
+}
+
+// instanceID is a short random id that tells instances apart in logs.
+func instanceID() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // backoff is an exponential delay from 100ms to 10s.

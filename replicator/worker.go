@@ -34,8 +34,13 @@ type shardWorker struct {
 	// to be skipped when AllowDataLoss is set. Owned by the worker goroutine.
 	skip map[tp]map[int64]bool
 
-	// hooks for tests, nil in production.
-	beforeCommit func(ctx context.Context)
+}
+
+// testHooks let tests stop a worker at the points where ownership races
+// matter. Nil in production.
+type testHooks struct {
+	afterCheckpoints func(shard int32) // after the checkpoint read
+	beforeCommit     func(shard int32) // after checkpoints are produced, before EndTransaction
 }
 
 func newShardWorker(r *Replicator, shard int32) *shardWorker {
@@ -133,6 +138,9 @@ func (w *shardWorker) session(ctx context.Context) error {
 	cps, err := w.readCheckpoints(ctx)
 	if err != nil {
 		return err
+	}
+	if h := r.hooks; h != nil && h.afterCheckpoints != nil {
+		h.afterCheckpoints(w.shard)
 	}
 	s := &copier{w: w, prod: prod, committed: cps, hwm: make(map[tp]int64)}
 	for {
