@@ -33,7 +33,6 @@ type shardWorker struct {
 	// skip holds source offsets of records too large for the destination,
 	// to be skipped when AllowDataLoss is set. Owned by the worker goroutine.
 	skip map[tp]map[int64]bool
-
 }
 
 // testHooks let tests stop a worker at the points where ownership races
