@@ -131,29 +131,30 @@ func (c *checker) loadSource(src Log) {
 		}
 		for _, r := range recs {
 			fp := fingerprintOf(r, th)
-			c.checkHistory(r, &fp)
+			checkHistory(c.b, c.hist, r, &fp)
 			if li >= 0 {
 				l := c.ls[li]
 				l.srcRecs = append(l.srcRecs, wrec{rec: r, fp: fp, peer: noRef})
 			}
 		}
 	}
-	c.sourceLost()
+	sourceLost(c.b, c.hist)
 }
 
-// checkHistory is the assumption check of one source record.
-func (c *checker) checkHistory(r *Record, fp *fingerprint) {
-	if c.hist == nil || fp.flags&flagHasID == 0 {
+// checkHistory is the assumption check of one source record: it marks
+// the write as seen and reports it when the History forbids it.
+func checkHistory(b *builder, x *histIndex, r *Record, fp *fingerprint) {
+	if x == nil || fp.flags&flagHasID == 0 {
 		return
 	}
-	i := c.hist.lookup(fp.id)
+	i := x.lookup(fp.id)
 	if i < 0 {
 		return
 	}
-	c.hist.seen[i] = true
-	if c.hist.presence[i] == MustNotAppear {
+	x.seen[i] = true
+	if x.presence[i] == MustNotAppear {
 		view := viewOf(r)
-		c.b.add(Violation{Kind: KindSourceAbortedVisible, Topic: r.Topic, Partition: r.Partition,
+		b.add(Violation{Kind: KindSourceAbortedVisible, Topic: r.Topic, Partition: r.Partition,
 			SourceOffset: r.Offset, DestPartition: NoOffset, DestOffset: NoOffset, ID: view.idString(),
 			Detail: detailSrcAborted, Excerpt: excerpt(&view, nil)})
 	}
@@ -172,8 +173,6 @@ func sourceLost(b *builder, x *histIndex) {
 		}
 	}
 }
-
-func (c *checker) sourceLost() { sourceLost(c.b, c.hist) }
 
 func (c *checker) loadDest(dst Log) {
 	for _, tp := range dst.Partitions() {

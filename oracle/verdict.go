@@ -255,17 +255,37 @@ func (b *builder) rekind(i int, old, k Kind, detail string) {
 		delete(b.v.Counts, old)
 	}
 	b.v.Counts[k]++
+	if i < 0 {
+		return
+	}
+	b.stored[old]--
+	b.stored[k]++
+	b.v.Violations[i].Kind = k
+	b.v.Violations[i].Detail = detail
+}
+
+// retract removes the violation of kind k added at index i (-1: not
+// stored).
+func (b *builder) retract(i int, k Kind) {
+	b.v.Counts[k]--
+	if b.v.Counts[k] == 0 {
+		delete(b.v.Counts, k)
+	}
 	if i >= 0 {
-		b.stored[old]--
-		b.stored[k]++
-		b.v.Violations[i].Kind = k
-		b.v.Violations[i].Detail = detail
+		b.stored[k]--
+		b.v.Violations[i].Kind = ""
+	} else {
+		b.v.Dropped--
 	}
 }
 
 // finish sorts the violations and builds the partition reports.
 func (b *builder) finish() Verdict {
 	v := b.v
+	v.Violations = slices.DeleteFunc(v.Violations, func(x Violation) bool { return x.Kind == "" })
+	if len(v.Violations) == 0 {
+		v.Violations = nil
+	}
 	if len(v.Counts) == 0 {
 		v.Counts = nil
 	}

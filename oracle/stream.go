@@ -1,0 +1,389 @@
+package oracle
+
+import "fmt"
+
+// DefaultWindow is the per-partition window of a Stream when
+// StreamOptions.Window is zero.
+const DefaultWindow = 1 << 16
+
+// DefaultMaxViolations is how many violations of each kind a Stream's
+// verdict stores when StreamOptions.MaxViolations is zero.
+const DefaultMaxViolations = 10_000
+
+// StreamOptions configures a Stream; the zero value is usable.
+type StreamOptions struct {
+	// Window is, per partition, how many of the most recent source records
+	// the stream keeps (to match copies, find duplicates and reorderings),
+	// and how many destination records may wait for their source record.
+	// Memory is about 300 bytes times Window times partitions, worst case.
+	Window int
+	// MaxViolations is how many violations of each kind the verdict
+	// stores; counts stay exact. Negative: no limit.
+	MaxViolations int
+}
+
+// Stream is the streaming check for soak runs and benchmarks: it consumes
+// source and destination records as they are read, in any interleaving of
+// the two sides (each partition in offset order), and keeps memory
+// bounded by the number of partitions times the window, plus the
+// History's size. It is not safe for concurrent use: feed it from one
+// goroutine. It never retains a Record passed to it.
+//
+// Stream gives the same Verdict as Check (apart from the context excerpts
+// only Check draws) when, in every partition, the destination is never
+// more than Window records behind the source reader or ahead of it, and
+// every reordering, duplicate copy and wrong-partition copy lies within
+// Window records of its source. When a side falls further behind, the
+// stream does not grow: it reports KindLagExceeded once per episode and
+// lets records go unchecked (counted in Verdict.Unchecked), so the
+// verdict fails and says the window was too small. A duplicate farther
+// than Window from its original is reported as phantom.
+type Stream struct {
+	b      *builder
+	hist   *histIndex
+	m      Mapping
+	inv    func(string) (string, bool)
+	window int64
+
+	srcTopics map[string]*streamTopic
+	dstTopics map[string]*streamTopic
+	lanes     map[TopicPartition]*slane // by destination partition
+	all       []*slane
+
+	ids  map[uint64]eref  // identity -> oldest windowed source record with it
+	pend map[uint64]int32 // identity -> oldest destination record waiting for its source
+	pd   []pdest
+	free []int32
+
+	closed  bool
+	verdict Verdict
+
+	seg  []int64 // scratch for tryCut
+	at   []int
+	drop []int
+	suf  []int64
+}
+
+type streamTopic struct {
+	topicH uint64   // hash of the source topic, for content identities
+	mapped bool     // a replicated source topic feeds this topic's lanes
+	other  string   // the topic on the other side
+	lanes  []*slane // by partition
+}
+
+type eref struct {
+	lane int32
+	pos  int64
+}
+
+var noEref = eref{-1, -1}
+
+// sentry is one windowed source record.
+type sentry struct {
+	fp        fingerprint
+	view      recView
+	next      eref // next windowed source record with the same identity
+	state     uint8
+	wrongViol int32 // stored wrong-partition violation of a tentative match, or -1
+	corrViol  int32 // stored corrupted violation of that match, or -1
+	hasCorr   bool
+}
+
+// pdest is one destination record waiting for its source record.
+type pdest struct {
+	fp       fingerprint
+	view     recView
+	lane     int32
+	anchor   int64 // lane's highest matched source position when it arrived
+	ordIdx   int64 // its placeholder in the lane's order buffer
+	next     int32 // next pending record with the same identity
+	fifoNext int32 // next pending record of the lane, by arrival
+	live     bool
+}
+
+const (
+	ordUnresolved int64 = -1
+	ordRemoved    int64 = -2
+)
+
+type orditem struct {
+	pos    int64 // source position, ordUnresolved or ordRemoved
+	srcOff int64
+	pend   int32
+	view   recView // the destination record
+}
+
+// NewStream returns a Stream that checks destination records against
+// source records under mapping m and, when h is not nil, the source
+// against h. It fails only on an invalid mapping.
+func NewStream(m Mapping, h *History, opts StreamOptions) (*Stream, error) {
+	if err := m.Validate(); err != nil {
+		return nil, fmt.Errorf("new stream: %w", err)
+	}
+	w := opts.Window
+	if w <= 0 {
+		w = DefaultWindow
+	}
+	maxV := opts.MaxViolations
+	switch {
+	case maxV == 0:
+		maxV = DefaultMaxViolations
+	case maxV < 0:
+		maxV = 0
+	}
+	return &Stream{
+		b: newBuilder("stream", maxV), hist: newHistIndex(h), m: m, inv: m.inverse(), window: int64(w),
+		srcTopics: map[string]*streamTopic{}, dstTopics: map[string]*streamTopic{},
+		lanes: map[TopicPartition]*slane{}, ids: map[uint64]eref{}, pend: map[uint64]int32{},
+	}, nil
+}
+
+func (s *Stream) srcTopic(name string) *streamTopic {
+	if t, ok := s.srcTopics[name]; ok {
+		return t
+	}
+	dst, ok := s.m.Map(name)
+	t := &streamTopic{topicH: topicHash(name), mapped: ok, other: dst}
+	s.srcTopics[name] = t
+	return t
+}
+
+func (s *Stream) dstTopic(name string) *streamTopic {
+	if t, ok := s.dstTopics[name]; ok {
+		return t
+	}
+	src, ok := s.inv(name)
+	t := &streamTopic{topicH: topicHash(src), mapped: ok, other: src}
+	if !ok {
+		t.topicH = mix(topicHash(name), 1) // matches no source content
+	}
+	s.dstTopics[name] = t
+	return t
+}
+
+// laneOf returns the lane of partition p of topic t, creating it.
+func (s *Stream) laneOf(t *streamTopic, p int32, fromSource bool, topic string) *slane {
+	if p >= 0 && int(p) < len(t.lanes) && t.lanes[p] != nil {
+		return t.lanes[p]
+	}
+	src, dst := TopicPartition{topic, p}, TopicPartition{t.other, p}
+	if !fromSource {
+		src, dst = dst, src
+	}
+	l := s.lanes[dst]
+	if l == nil {
+		l = &slane{idx: int32(len(s.all)), src: src, dst: dst, mapped: t.mapped || fromSource,
+			maxMatched: -1, pHead: -1, pTail: -1}
+		s.lanes[dst] = l
+		s.all = append(s.all, l)
+	}
+	if fromSource {
+		l.mapped = true
+	}
+	if p >= 0 && p < 1<<16 {
+		for int(p) >= len(t.lanes) {
+			t.lanes = append(t.lanes, nil)
+		}
+		t.lanes[p] = l
+	}
+	return l
+}
+
+func (s *Stream) entry(e eref) *sentry {
+	l := s.all[e.lane]
+	return &l.ring[e.pos&l.mask]
+}
+
+// AddSource feeds one record read from the source cluster. Records of one
+// partition must come in offset order; a repeated or decreasing offset is
+// reported as KindInvalidInput. It panics after Close.
+func (s *Stream) AddSource(r *Record) {
+	if s.closed {
+		panic("oracle: AddSource after Close")
+	}
+	s.b.v.SourceRecords++
+	t := s.srcTopic(r.Topic)
+	fp := fingerprintOf(r, t.topicH)
+	if s.hist != nil {
+		checkHistory(s.b, s.hist, r, &fp)
+	}
+	if !t.mapped {
+		return
+	}
+	s.b.v.Checked++
+	l := s.laneOf(t, r.Partition, true, r.Topic)
+	if l.count > 0 && r.Offset <= l.lastSrc {
+		s.invalid(l.src, fmt.Sprintf("source offset %d after %d", r.Offset, l.lastSrc))
+	}
+	l.lastSrc = r.Offset
+	if l.count-l.base >= s.window {
+		s.evict(l)
+	}
+	pos := l.count
+	e := l.push(s.window)
+	*e = sentry{fp: fp, next: noEref, wrongViol: -1, corrViol: -1}
+	e.view.set(r)
+	if len(s.pend) > 0 {
+		if pi := s.takePending(fp.id, l.idx); pi >= 0 {
+			s.matchPending(l, pos, pi)
+		}
+	}
+	s.linkID(fp.id, eref{l.idx, pos})
+	s.expire(l)
+	s.tryCut(l, false)
+}
+
+// AddDest feeds one record read from the destination cluster. Records of
+// one partition must come in offset order; a repeated or decreasing
+// offset is reported as KindInvalidInput. It panics after Close.
+func (s *Stream) AddDest(r *Record) {
+	if s.closed {
+		panic("oracle: AddDest after Close")
+	}
+	s.b.v.DestRecords++
+	t := s.dstTopic(r.Topic)
+	l := s.laneOf(t, r.Partition, false, r.Topic)
+	if l.seenDst && r.Offset <= l.lastDst {
+		s.invalid(l.src, fmt.Sprintf("destination offset %d after %d", r.Offset, l.lastDst))
+	}
+	l.lastDst, l.seenDst = r.Offset, true
+	fp := fingerprintOf(r, t.topicH)
+
+	here, wrongHere, elsewhere, first, firstHere := noEref, noEref, noEref, noEref, noEref
+	e, ok := s.ids[fp.id]
+	if !ok {
+		e = noEref
+	}
+	for e != noEref {
+		ent := s.entry(e)
+		if e.lane == l.idx {
+			if ent.state == stUnmatched && here == noEref {
+				here = e
+			}
+			if ent.state == stMatchedWrong && wrongHere == noEref {
+				wrongHere = e
+			}
+			if firstHere == noEref {
+				firstHere = e
+			}
+		} else if ent.state == stUnmatched && elsewhere == noEref {
+			elsewhere = e
+		}
+		if first == noEref {
+			first = e
+		}
+		e = ent.next
+	}
+	switch {
+	case here != noEref:
+		s.matchHere(l, here, r, &fp)
+	case wrongHere != noEref:
+		ent := s.entry(wrongHere)
+		s.b.rekind(int(ent.wrongViol), KindWrongPartition, KindDuplicated, detailDuplicated)
+		if ent.hasCorr {
+			s.b.retract(int(ent.corrViol), KindCorrupted)
+		}
+		s.matchHere(l, wrongHere, r, &fp)
+	case elsewhere != noEref:
+		v := viewOf(r)
+		s.pairWrong(elsewhere, l, &v, &fp)
+	case first != noEref && fp.flags&flagHasID != 0:
+		v := viewOf(r)
+		s.duplicate(l, &v, cmpOr(firstHere, first))
+	case l.srcOrphans > 0:
+		l.srcOrphans--
+		s.b.v.Unchecked++
+	default:
+		s.pendDest(l, r, &fp)
+	}
+}
+
+func cmpOr(a, b eref) eref {
+	if a != noEref {
+		return a
+	}
+	return b
+}
+
+func (s *Stream) invalid(tp TopicPartition, detail string) {
+	s.b.add(Violation{Kind: KindInvalidInput, Topic: tp.Topic, Partition: tp.Partition,
+		SourceOffset: NoOffset, DestPartition: NoOffset, DestOffset: NoOffset, Detail: detail})
+}
+
+// matchHere pairs destination record r of lane l with windowed source
+// record e of the same lane.
+func (s *Stream) matchHere(l *slane, e eref, r *Record, fp *fingerprint) {
+	ent := s.entry(e)
+	ent.state = stMatched
+	it := l.appendOrd()
+	it.pos, it.srcOff, it.pend = e.pos, ent.view.offset, -1
+	it.view.set(r)
+	s.checkContent(l, l, ent, &it.view, fp, false)
+	l.maxMatched = max(l.maxMatched, e.pos)
+	s.tryCut(l, false)
+}
+
+// checkContent reports a corrupted pair; tentative pairs remember the
+// violation so a later copy in the right partition can retract it.
+func (s *Stream) checkContent(sl, l *slane, ent *sentry, dv *recView, fp *fingerprint, tentative bool) {
+	f := diff(&ent.fp, fp)
+	if f == 0 {
+		return
+	}
+	i := s.b.add(Violation{Kind: KindCorrupted, Topic: sl.src.Topic, Partition: sl.src.Partition,
+		SourceOffset: ent.view.offset,
+		DestTopic:    l.dst.Topic, DestPartition: l.dst.Partition, DestOffset: dv.offset,
+		ID: dv.idString(), Fields: fieldList(f), Detail: detailCorrupted, Excerpt: excerpt(&ent.view, dv)})
+	if tentative {
+		ent.corrViol, ent.hasCorr = int32(i), true
+	}
+}
+
+// pairWrong pairs destination record (view dv) of lane l with source
+// record e of another lane: wrong-partition, until a copy shows up in
+// e's own lane.
+func (s *Stream) pairWrong(e eref, l *slane, dv *recView, fp *fingerprint) {
+	ent := s.entry(e)
+	sl := s.all[e.lane]
+	ent.state = stMatchedWrong
+	ent.wrongViol = int32(s.b.add(Violation{Kind: KindWrongPartition, Topic: sl.src.Topic, Partition: sl.src.Partition,
+		SourceOffset: ent.view.offset, DestTopic: l.dst.Topic, DestPartition: l.dst.Partition, DestOffset: dv.offset,
+		ID: dv.idString(), Detail: detailWrongPart, Excerpt: excerpt(&ent.view, dv)}))
+	s.checkContent(sl, l, ent, dv, fp, true)
+}
+
+// duplicate reports destination record dv of lane l as a second copy of
+// windowed source record e.
+func (s *Stream) duplicate(l *slane, dv *recView, e eref) {
+	ent := s.entry(e)
+	sl := s.all[e.lane]
+	s.b.add(Violation{Kind: KindDuplicated, Topic: sl.src.Topic, Partition: sl.src.Partition,
+		SourceOffset: ent.view.offset, DestTopic: l.dst.Topic, DestPartition: l.dst.Partition, DestOffset: dv.offset,
+		ID: dv.idString(), Detail: detailDuplicated, Excerpt: excerpt(&ent.view, dv)})
+}
+
+// Close ends the stream: destination records still waiting for their
+// source are duplicated, aborted-visible or phantom, source records never
+// copied are lost, the last reorderings are decided, and the source is
+// checked against the History. It returns the Verdict, the same on every
+// call.
+func (s *Stream) Close() Verdict {
+	if s.closed {
+		return s.verdict
+	}
+	s.closed = true
+	for _, l := range s.all {
+		for l.pHead >= 0 {
+			s.popPending(l, false, true)
+		}
+	}
+	for _, l := range s.all {
+		for l.base < l.count {
+			s.evictAt(l, true)
+		}
+		s.tryCut(l, true)
+	}
+	sourceLost(s.b, s.hist)
+	s.verdict = s.b.finish()
+	return s.verdict
+}

@@ -1,0 +1,419 @@
+package oracle
+
+import (
+	"fmt"
+	"math"
+)
+
+// slane is the streaming state of one source partition and the
+// destination partition that mirrors it.
+//
+// Source side: a ring of the last Window source records, positions
+// [base, count). Destination side: ord, the lane's destination records in
+// order that are (or may become) first copies of the lane's source
+// records, waiting to be cut into order segments (see order.go); and a
+// FIFO of destination records waiting for their source record.
+type slane struct {
+	idx      int32
+	src, dst TopicPartition
+	mapped   bool // a replicated source topic feeds this lane
+
+	ring        []sentry
+	mask        int64
+	base, count int64
+	fu          int64 // every position below fu is matched here or gone
+	maxMatched  int64 // highest source position with a copy here, or -1
+	lastSrc     int64
+	lastDst     int64
+	seenDst     bool
+
+	ord        []orditem
+	ordHead    int
+	ordBase    int64 // absolute index of ord[0]
+	needFuture int64 // skip cut attempts until futureMin reaches this
+
+	pHead, pTail int32 // FIFO of pending destination records (live or not)
+	pLen         int
+
+	srcOrphans int // source records let go unchecked: the destination was a window behind
+	dstOrphans int // destination records let go unchecked: the source reader was a window behind
+}
+
+func (l *slane) push(window int64) *sentry {
+	if l.count-l.base == int64(len(l.ring)) {
+		n := max(16, 2*len(l.ring))
+		if limit := nextPow2(window); n > limit {
+			n = limit
+		}
+		nr := make([]sentry, n)
+		for p := l.base; p < l.count; p++ {
+			nr[p&int64(n-1)] = l.ring[p&l.mask]
+		}
+		l.ring, l.mask = nr, int64(n-1)
+	}
+	e := &l.ring[l.count&l.mask]
+	l.count++
+	return e
+}
+
+func nextPow2(n int64) int {
+	p := 1
+	for int64(p) < n {
+		p <<= 1
+	}
+	return p
+}
+
+// futureMin is the smallest source position that may still get its first
+// copy in this lane: no later destination record can come before it.
+func (l *slane) futureMin() int64 {
+	l.fu = max(l.fu, l.base)
+	for l.fu < l.count && l.ring[l.fu&l.mask].state == stMatched {
+		l.fu++
+	}
+	return l.fu
+}
+
+func (l *slane) appendOrd() *orditem {
+	switch {
+	case l.ordHead == len(l.ord):
+		l.ordBase += int64(len(l.ord))
+		l.ord, l.ordHead, l.needFuture = l.ord[:0], 0, 0
+	case l.ordHead > 1024 && 2*l.ordHead > len(l.ord):
+		n := copy(l.ord, l.ord[l.ordHead:])
+		l.ordBase += int64(l.ordHead)
+		l.ord, l.ordHead = l.ord[:n], 0
+	}
+	l.ord = append(l.ord, orditem{})
+	return &l.ord[len(l.ord)-1]
+}
+
+func (l *slane) ordAt(abs int64) *orditem { return &l.ord[abs-l.ordBase] }
+
+func (l *slane) removeOrd(abs int64) {
+	l.ordAt(abs).pos = ordRemoved
+	l.needFuture = 0
+}
+
+func (s *Stream) linkID(id uint64, e eref) {
+	head, ok := s.ids[id]
+	if !ok {
+		s.ids[id] = e
+		return
+	}
+	for cur := head; ; {
+		ent := s.entry(cur)
+		if ent.next == noEref {
+			ent.next = e
+			return
+		}
+		cur = ent.next
+	}
+}
+
+func (s *Stream) unlinkID(id uint64, e eref) {
+	ent := s.entry(e)
+	head := s.ids[id]
+	if head == e {
+		if ent.next == noEref {
+			delete(s.ids, id)
+		} else {
+			s.ids[id] = ent.next
+		}
+		return
+	}
+	for cur := head; cur != noEref; {
+		c := s.entry(cur)
+		if c.next == e {
+			c.next = ent.next
+			return
+		}
+		cur = c.next
+	}
+}
+
+// evictAt lets the oldest windowed source record of l go. A record never
+// copied is lost when the destination has copied a later one (or the
+// stream is closing); otherwise the destination is a window behind, which
+// is reported once as lag-exceeded and the record goes unchecked.
+func (s *Stream) evictAt(l *slane, closing bool) {
+	pos := l.base
+	e := &l.ring[pos&l.mask]
+	if e.state == stUnmatched {
+		switch {
+		case l.dstOrphans > 0:
+			l.dstOrphans--
+			s.b.v.Unchecked++
+		case closing || l.maxMatched > pos:
+			s.b.add(Violation{Kind: KindLost, Topic: l.src.Topic, Partition: l.src.Partition,
+				SourceOffset: e.view.offset, DestTopic: l.dst.Topic, DestPartition: l.dst.Partition,
+				DestOffset: NoOffset, ID: e.view.idString(), Detail: detailLost, Excerpt: excerpt(&e.view, nil)})
+		default:
+			if l.srcOrphans == 0 {
+				s.lag(l, e.view.offset, NoOffset, fmt.Sprintf(
+					"destination more than %d records behind the source; records go unchecked until it catches up", s.window))
+			}
+			l.srcOrphans++
+			s.b.v.Unchecked++
+		}
+	}
+	s.unlinkID(e.fp.id, eref{l.idx, pos})
+	l.base++
+}
+
+func (s *Stream) evict(l *slane) { s.evictAt(l, false) }
+
+func (s *Stream) lag(l *slane, srcOff, dstOff int64, detail string) {
+	s.b.add(Violation{Kind: KindLagExceeded, Topic: l.src.Topic, Partition: l.src.Partition, SourceOffset: srcOff,
+		DestTopic: l.dst.Topic, DestPartition: l.dst.Partition, DestOffset: dstOff, Detail: detail})
+}
+
+// pendDest makes destination record r of lane l wait for its source
+// record, unless the source of l is already a window past where r would
+// be: then r is decided at once.
+func (s *Stream) pendDest(l *slane, r *Record, fp *fingerprint) {
+	if l.mapped && l.count >= l.maxMatched+1+s.window {
+		v := viewOf(r)
+		s.extra(l, &v, fp)
+		return
+	}
+	var pi int32
+	if n := len(s.free); n > 0 {
+		pi, s.free = s.free[n-1], s.free[:n-1]
+	} else {
+		s.pd = append(s.pd, pdest{})
+		pi = int32(len(s.pd) - 1)
+	}
+	p := &s.pd[pi]
+	*p = pdest{fp: *fp, lane: l.idx, anchor: l.maxMatched, next: -1, fifoNext: -1, live: true}
+	p.view.set(r)
+	it := l.appendOrd()
+	it.pos, it.pend, it.view = ordUnresolved, pi, p.view
+	p.ordIdx = l.ordBase + int64(len(l.ord)-1)
+	if head, ok := s.pend[fp.id]; ok {
+		cur := head
+		for s.pd[cur].next >= 0 {
+			cur = s.pd[cur].next
+		}
+		s.pd[cur].next = pi
+	} else {
+		s.pend[fp.id] = pi
+	}
+	if l.pTail >= 0 {
+		s.pd[l.pTail].fifoNext = pi
+	} else {
+		l.pHead = pi
+	}
+	l.pTail = pi
+	l.pLen++
+	if int64(l.pLen) > s.window {
+		s.popPending(l, true, false)
+	}
+}
+
+// takePending removes from the waiting list and returns the destination
+// record with identity id that a source record of lane li should pair
+// with: the oldest in lane li, else the oldest anywhere; -1 if none.
+func (s *Stream) takePending(id uint64, li int32) int32 {
+	head, ok := s.pend[id]
+	if !ok {
+		return -1
+	}
+	pick := head
+	for cur := head; cur >= 0; cur = s.pd[cur].next {
+		if s.pd[cur].lane == li {
+			pick = cur
+			break
+		}
+	}
+	s.unlinkPending(id, pick)
+	s.pd[pick].live = false
+	return pick
+}
+
+func (s *Stream) unlinkPending(id uint64, pi int32) {
+	head := s.pend[id]
+	if head == pi {
+		if next := s.pd[pi].next; next >= 0 {
+			s.pend[id] = next
+		} else {
+			delete(s.pend, id)
+		}
+		return
+	}
+	for cur := head; cur >= 0; cur = s.pd[cur].next {
+		if s.pd[cur].next == pi {
+			s.pd[cur].next = s.pd[pi].next
+			return
+		}
+	}
+}
+
+// matchPending pairs the new source record at position pos of lane l with
+// waiting destination record pi.
+func (s *Stream) matchPending(l *slane, pos int64, pi int32) {
+	p := &s.pd[pi]
+	dl := s.all[p.lane]
+	ent := &l.ring[pos&l.mask]
+	if dl != l {
+		dl.removeOrd(p.ordIdx)
+		s.pairWrong(eref{l.idx, pos}, dl, &p.view, &p.fp)
+		s.tryCut(dl, false)
+		return
+	}
+	ent.state = stMatched
+	it := l.ordAt(p.ordIdx)
+	it.pos, it.srcOff, it.pend = pos, ent.view.offset, -1
+	l.needFuture = 0
+	s.checkContent(l, l, ent, &p.view, &p.fp, false)
+	l.maxMatched = max(l.maxMatched, pos)
+}
+
+// expire decides the waiting destination records of l whose source record
+// would have come by now.
+func (s *Stream) expire(l *slane) {
+	for l.pHead >= 0 {
+		p := &s.pd[l.pHead]
+		if p.live && l.count < p.anchor+1+s.window {
+			return
+		}
+		s.popPending(l, false, false)
+	}
+}
+
+// popPending removes the head of l's waiting list. A live record is
+// decided (extra), unless it is pushed out by capacity while the source
+// reader is behind: then it goes unchecked.
+func (s *Stream) popPending(l *slane, capacity, closing bool) {
+	pi := l.pHead
+	p := &s.pd[pi]
+	l.pHead = p.fifoNext
+	if l.pHead < 0 {
+		l.pTail = -1
+	}
+	l.pLen--
+	if p.live {
+		p.live = false
+		s.unlinkPending(p.fp.id, pi)
+		l.removeOrd(p.ordIdx)
+		if capacity && l.mapped && !closing {
+			if l.dstOrphans == 0 {
+				s.lag(l, NoOffset, p.view.offset, fmt.Sprintf(
+					"source reader more than %d records behind the destination; records go unchecked until it catches up", s.window))
+			}
+			l.dstOrphans++
+			s.b.v.Unchecked++
+		} else {
+			s.extra(l, &p.view, &p.fp)
+		}
+		s.tryCut(l, closing)
+	}
+	s.free = append(s.free, pi)
+}
+
+// extra decides destination record dv of lane l that pairs with no source
+// record: duplicated when its identity is in the window, else
+// aborted-visible or phantom.
+func (s *Stream) extra(l *slane, dv *recView, fp *fingerprint) {
+	if head, ok := s.ids[fp.id]; ok {
+		pick := head
+		for cur := head; cur != noEref; cur = s.entry(cur).next {
+			if cur.lane == l.idx {
+				pick = cur
+				break
+			}
+		}
+		s.duplicate(l, dv, pick)
+		return
+	}
+	x := Violation{Topic: l.src.Topic, Partition: l.src.Partition, SourceOffset: NoOffset,
+		DestTopic: l.dst.Topic, DestPartition: l.dst.Partition, DestOffset: dv.offset, ID: dv.idString(),
+		Kind: KindPhantom, Detail: detailPhantom, Excerpt: excerpt(nil, dv)}
+	if s.hist.forbidden(fp) {
+		x.Kind, x.Detail = KindAbortedVisible, detailAborted
+	}
+	s.b.add(x)
+}
+
+// tryCut emits every complete order segment at the front of l's order
+// buffer; final says no source record can still get a copy.
+func (s *Stream) tryCut(l *slane, final bool) {
+	for l.ordHead < len(l.ord) && l.ord[l.ordHead].pos == ordRemoved {
+		l.ordHead++
+	}
+	if l.ordHead == len(l.ord) {
+		return
+	}
+	fm := int64(math.MaxInt64)
+	if !final {
+		fm = l.futureMin()
+	}
+	live := l.ord[l.ordHead:]
+	if first := live[0].pos; first < 0 || first >= fm || fm < l.needFuture {
+		return
+	}
+	if len(live) == 1 {
+		l.ordHead++
+		return
+	}
+	n := len(live)
+	if cap(s.suf) < n+1 {
+		s.suf = make([]int64, n+1)
+	}
+	suf := s.suf[:n+1]
+	suf[n] = math.MaxInt64
+	for i := n - 1; i >= 0; i-- {
+		v := live[i].pos
+		if v < 0 {
+			v = math.MaxInt64
+		}
+		suf[i] = min(v, suf[i+1])
+	}
+	mx, start, need := int64(-1), 0, int64(0)
+	for i := 0; i < n; i++ {
+		v := live[i].pos
+		if v == ordUnresolved {
+			need = math.MaxInt64 // until a waiting record is decided
+			break
+		}
+		if v == ordRemoved {
+			continue
+		}
+		mx = max(mx, v)
+		if mx < suf[i+1] {
+			if mx >= fm {
+				need = mx + 1
+				break
+			}
+			s.emit(l, live[start:i+1])
+			start, mx = i+1, -1
+		}
+	}
+	l.ordHead += start
+	l.needFuture = need
+}
+
+// emit reports the reordered records of one complete order segment.
+func (s *Stream) emit(l *slane, items []orditem) {
+	s.seg, s.at = s.seg[:0], s.at[:0]
+	for i := range items {
+		if items[i].pos >= 0 {
+			s.seg = append(s.seg, items[i].pos)
+			s.at = append(s.at, i)
+		}
+	}
+	if len(s.seg) <= 1 {
+		return
+	}
+	s.drop = reorderedIn(s.seg, s.drop[:0])
+	for _, k := range s.drop {
+		it := &items[s.at[k]]
+		var sv *recView
+		if it.pos >= l.base {
+			sv = &l.ring[it.pos&l.mask].view
+		}
+		s.b.add(Violation{Kind: KindReordered, Topic: l.src.Topic, Partition: l.src.Partition,
+			SourceOffset: it.srcOff, DestTopic: l.dst.Topic, DestPartition: l.dst.Partition,
+			DestOffset: it.view.offset, ID: it.view.idString(), Detail: detailReordered, Excerpt: excerpt(sv, &it.view)})
+	}
+}
