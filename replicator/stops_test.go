@@ -1,0 +1,202 @@
+package replicator
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+func admin(t *testing.T, c *kfake.Cluster) *kadm.Client {
+	return kadm.NewClient(client(t, c))
+}
+
+func createTopic(t *testing.T, c *kfake.Cluster, topic string, partitions int32, configs map[string]*string) {
+	t.Helper()
+	resp, err := admin(t, c).CreateTopic(context.Background(), partitions, -1, configs, topic)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		t.Fatalf("create topic %s: %v", topic, err)
+	}
+}
+
+// TestPartitionGrowthFollowed proves that when a source topic grows, the
+// destination grows to match within seconds and the new partitions' records
+// are copied to the same partition numbers.
+func TestPartitionGrowthFollowed(t *testing.T) {
+	src := newCluster(t, "src", 2, "logs")
+	dst := newCluster(t, "dst", 1)
+	start(t, testConfig(src, dst, "logs"))
+	produceNumbered(t, src, "logs", "a", 40, 2)
+	waitFor(t, 30*time.Second, countIs(t, dst, "logs", 40))
+
+	if _, err := admin(t, src).UpdatePartitions(context.Background(), 5, "logs"); err != nil {
+		t.Fatalf("grow source topic: %v", err)
+	}
+	grown := time.Now()
+	produceNumbered(t, src, "logs", "b", 50, 5)
+	waitFor(t, 15*time.Second, countIs(t, dst, "logs", 90))
+	t.Logf("destination caught up %v after the source grew", time.Since(grown))
+	if d := sameContent(t, src, "logs", dst, "logs"); d != "" {
+		t.Fatalf("after partition growth, destination differs from source: %s", d)
+	}
+}
+
+// TestFewerDestinationPartitionsRefused proves that a pre-existing destination
+// topic with fewer partitions than its source stops the replicator with an
+// error naming both topics and both counts.
+func TestFewerDestinationPartitionsRefused(t *testing.T) {
+	src := newCluster(t, "src", 4, "metrics")
+	dst := newCluster(t, "dst", 1)
+	createTopic(t, dst, "metrics", 2, nil)
+	err := start(t, testConfig(src, dst, "metrics")).waitErr(t, 20*time.Second)
+	var pc *PartitionCountError
+	if !errors.As(err, &pc) {
+		t.Fatalf("Run returned %v, want a *PartitionCountError", err)
+	}
+	for _, want := range []string{"metrics", "has 2 partitions", "has 4"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
+		}
+	}
+}
+
+// produceWithBigRecord writes 3 small records to partition 1, one record of
+// 5000 bytes (offset 3), then 3 small records.
+func produceWithBigRecord(t *testing.T, c *kfake.Cluster, topic string) {
+	t.Helper()
+	cl := client(t, c, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	var rs []*kgo.Record
+	for i := range 7 {
+		v := []byte(fmt.Sprintf("small-%d", i))
+		if i == 3 {
+			v = bytes.Repeat([]byte("x"), 5000)
+		}
+		rs = append(rs, &kgo.Record{Topic: topic, Partition: 1, Value: v})
+	}
+	if err := cl.ProduceSync(context.Background(), rs...).FirstErr(); err != nil {
+		t.Fatalf("produce: %v", err)
+	}
+}
+
+// TestRecordTooLargeStops proves that a record larger than the destination
+// topic accepts stops the replicator with an error naming the source topic,
+// partition and offset, and that nothing after it is copied.
+func TestRecordTooLargeStops(t *testing.T) {
+	src := newCluster(t, "src", 2, "blobs")
+	dst := newCluster(t, "dst", 1)
+	createTopic(t, dst, "blobs", 2, map[string]*string{"max.message.bytes": kadm.StringPtr("2000")})
+	produceWithBigRecord(t, src, "blobs")
+	err := start(t, testConfig(src, dst, "blobs")).waitErr(t, 20*time.Second)
+	var tl *RecordTooLargeError
+	if !errors.As(err, &tl) {
+		t.Fatalf("Run returned %v, want a *RecordTooLargeError", err)
+	}
+	if tl.Topic != "blobs" || tl.Partition != 1 || tl.Offset != 3 {
+		t.Errorf("error names topic %s partition %d offset %d, want blobs partition 1 offset 3", tl.Topic, tl.Partition, tl.Offset)
+	}
+	if !strings.Contains(err.Error(), "topic blobs partition 1 offset 3") {
+		t.Errorf("error %q does not say 'topic blobs partition 1 offset 3'", err)
+	}
+	if got := dump(t, dst, "blobs")[1]; len(got) > 3 {
+		t.Errorf("destination partition 1 has %d records; at most the 3 before the large one may be there", len(got))
+	}
+}
+
+// TestRecordTooLargeSkippedWhenAllowed proves that with AllowDataLoss the
+// too-large record is skipped, counted, and everything else is copied.
+func TestRecordTooLargeSkippedWhenAllowed(t *testing.T) {
+	src := newCluster(t, "src", 2, "blobs")
+	dst := newCluster(t, "dst", 1)
+	createTopic(t, dst, "blobs", 2, map[string]*string{"max.message.bytes": kadm.StringPtr("2000")})
+	produceWithBigRecord(t, src, "blobs")
+	cfg := testConfig(src, dst, "blobs")
+	cfg.AllowDataLoss = true
+	run := start(t, cfg)
+	waitFor(t, 30*time.Second, countIs(t, dst, "blobs", 6))
+	for i, r := range dump(t, dst, "blobs")[1] {
+		if len(r.Value) > 100 {
+			t.Errorf("destination record #%d is the large record; it should have been skipped", i)
+		}
+	}
+	if n := run.metricValue(t, "reo_skipped_records_total", map[string]string{"reason": "too_large"}); n != 1 {
+		t.Errorf("reo_skipped_records_total{reason=too_large} = %v, want 1", n)
+	}
+}
+
+// TestSourceGapStops proves that when retention deletes source records that
+// were not copied yet (the checkpoint is below the source log start), the
+// replicator stops with an error naming topic, partition and offsets, and
+// that with AllowDataLoss it skips the gap and copies what is left.
+func TestSourceGapStops(t *testing.T) {
+	src := newCluster(t, "src", 1, "audit")
+	dst := newCluster(t, "dst", 1)
+	cfg := testConfig(src, dst, "audit")
+	produceNumbered(t, src, "audit", "a", 10, 1)
+	run := start(t, cfg)
+	waitFor(t, 30*time.Second, countIs(t, dst, "audit", 10))
+	run.stop(t)
+
+	produceNumbered(t, src, "audit", "b", 10, 1) // offsets 10..19
+	var del kadm.Offsets
+	del.Add(kadm.Offset{Topic: "audit", Partition: 0, At: 15})
+	if resp, err := admin(t, src).DeleteRecords(context.Background(), del); err != nil || resp.Error() != nil {
+		t.Fatalf("delete source records below 15: %v %v", err, resp.Error())
+	}
+
+	err := start(t, cfg).waitErr(t, 20*time.Second)
+	var gap *SourceGapError
+	if !errors.As(err, &gap) {
+		t.Fatalf("Run returned %v, want a *SourceGapError", err)
+	}
+	if gap.Topic != "audit" || gap.Partition != 0 || gap.Offset != 10 || gap.LogStartOffset != 15 {
+		t.Errorf("gap error names %s/%d offset %d log start %d, want audit/0 offset 10 log start 15", gap.Topic, gap.Partition, gap.Offset, gap.LogStartOffset)
+	}
+	if !strings.Contains(err.Error(), "topic audit partition 0 offset 10") {
+		t.Errorf("error %q does not say 'topic audit partition 0 offset 10'", err)
+	}
+	if got := count(dump(t, dst, "audit")); got != 10 {
+		t.Errorf("destination has %d records after the refused gap, want the 10 copied before", got)
+	}
+
+	cfg.AllowDataLoss = true
+	run = start(t, cfg)
+	waitFor(t, 30*time.Second, countIs(t, dst, "audit", 15))
+	if n := run.metricValue(t, "reo_skipped_records_total", map[string]string{"reason": "source_gap"}); n < 5 {
+		t.Errorf("reo_skipped_records_total{reason=source_gap} = %v, want >= 5", n)
+	}
+	got := dump(t, dst, "audit")[0]
+	if v := string(got[10].Value); v != "b-5" {
+		t.Errorf("first record after the gap is %q, want b-5 (source offset 15)", v)
+	}
+}
+
+// TestNonEmptyDestinationRefused proves that a partition without a checkpoint
+// is not copied into a destination partition that already holds committed
+// records (lost checkpoints or a renamed replication would duplicate them),
+// unless AllowNonEmptyDestination is set.
+func TestNonEmptyDestinationRefused(t *testing.T) {
+	src := newCluster(t, "src", 1, "users")
+	dst := newCluster(t, "dst", 1)
+	createTopic(t, dst, "users", 1, nil)
+	produceNumbered(t, src, "users", "s", 5, 1)
+	produceNumbered(t, dst, "users", "already", 5, 1)
+	err := start(t, testConfig(src, dst, "users")).waitErr(t, 20*time.Second)
+	var ne *NonEmptyDestinationError
+	if !errors.As(err, &ne) {
+		t.Fatalf("Run returned %v, want a *NonEmptyDestinationError", err)
+	}
+	cfg := testConfig(src, dst, "users")
+	cfg.AllowNonEmptyDestination = true
+	start(t, cfg)
+	waitFor(t, 30*time.Second, countIs(t, dst, "users", 10))
+}
