@@ -378,10 +378,10 @@ func (s *Stream) Close() Verdict {
 		}
 	}
 	for _, l := range s.all {
+		s.tryCut(l, true) // before the window empties: excerpts read it
 		for l.base < l.count {
 			s.evictAt(l, true)
 		}
-		s.tryCut(l, true)
 	}
 	sourceLost(s.b, s.hist)
 	s.verdict = s.b.finish()
