@@ -1,0 +1,96 @@
+package replicator
+
+import (
+	"errors"
+	"testing"
+	"time"
+)
+
+// TestValidateNamesField proves that each kind of bad configuration is refused
+// with a *ConfigError naming the offending field.
+func TestValidateNamesField(t *testing.T) {
+	good := Config{SourceBrokers: []string{"a:9092"}, DestBrokers: []string{"b:9092"}, Topics: ".*"}
+	if err := good.Validate(); err != nil {
+		t.Fatalf("a minimal good config was refused: %v", err)
+	}
+	for _, tc := range []struct {
+		field string
+		edit  func(*Config)
+	}{
+		{"Name", func(c *Config) { c.Name = "has space" }},
+		{"SourceBrokers", func(c *Config) { c.SourceBrokers = nil }},
+		{"SourceBrokers", func(c *Config) { c.SourceBrokers = []string{" "} }},
+		{"DestBrokers", func(c *Config) { c.DestBrokers = nil }},
+		{"Topics", func(c *Config) { c.Topics = "" }},
+		{"Topics", func(c *Config) { c.Topics = "(" }},
+		{"TopicsExclude", func(c *Config) { c.TopicsExclude = "[" }},
+		{"Naming", func(c *Config) { c.Naming = "rehash" }},
+		{"Shards", func(c *Config) { c.Shards = MaxShards + 1 }},
+		{"Shards", func(c *Config) { c.Shards = -1 }},
+		{"TransactionTimeout", func(c *Config) { c.TransactionTimeout = time.Millisecond }},
+		{"CommitInterval", func(c *Config) { c.CommitInterval = 30 * time.Second }},
+		{"SessionTimeout", func(c *Config) { c.SessionTimeout = time.Millisecond }},
+		{"TopicMapping", func(c *Config) { c.TopicMapping = map[string]string{"a": "x", "b": "x"} }},
+		{"TopicMapping", func(c *Config) { c.TopicMapping = map[string]string{"a": "__x"} }},
+	} {
+		c := good
+		tc.edit(&c)
+		err := c.Validate()
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Field != tc.field {
+			t.Errorf("config edited to break %s: Validate() = %v, want a ConfigError for field %s", tc.field, err, tc.field)
+		}
+	}
+}
+
+// TestTopicSelection proves the include/exclude/mapping/naming rules, and that
+// internal and reo's own topics are never selected.
+func TestTopicSelection(t *testing.T) {
+	c, err := Config{
+		SourceBrokers: []string{"a"}, DestBrokers: []string{"b"},
+		Topics: "orders.*|pay", TopicsExclude: ".*-tmp", Naming: NamingPrefix, SourceAlias: "eu",
+		TopicMapping: map[string]string{"legacy": "legacy-copy"},
+	}.withDefaults().compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		topic    string
+		internal bool
+		want     string // "" = not selected
+	}{
+		{"orders", false, "eu.orders"},
+		{"orders-v2", false, "eu.orders-v2"},
+		{"orders-tmp", false, ""},
+		{"pay", false, "eu.pay"},
+		{"payments", false, ""}, // the regex must match the whole name
+		{"legacy", false, "legacy-copy"},
+		{"__reo-x-checkpoints", false, ""},
+		{"orders", true, ""},
+	} {
+		got, ok := c.selected(tc.topic, tc.internal)
+		if !ok {
+			got = ""
+		}
+		if got != tc.want {
+			t.Errorf("selected(%q, internal=%v) = %q, want %q", tc.topic, tc.internal, got, tc.want)
+		}
+	}
+}
+
+// TestShardOfIsStable pins the shard function: changing it would move source
+// partitions to other transactional ids for existing replications, which
+// breaks fencing and checkpoints.
+func TestShardOfIsStable(t *testing.T) {
+	for _, tc := range []struct {
+		topic     string
+		partition int32
+		want      int32
+	}{
+		{"orders", 0, 4}, {"orders", 1, 7}, {"orders", 5, 11}, {"a", 0, 4}, {"a.b-c_d", 1023, 3},
+	} {
+		if got := ShardOf(tc.topic, tc.partition, 16); got != tc.want {
+			t.Errorf("ShardOf(%q, %d, 16) = %d, want %d: the shard function must never change", tc.topic, tc.partition, got, tc.want)
+		}
+	}
+}
