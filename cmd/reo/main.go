@@ -1,0 +1,155 @@
+// Command reo replicates Kafka topics from a source cluster to a destination
+// cluster exactly once. See package replicator for how.
+//
+//	reo replicate [flags]   run the replicator until SIGINT/SIGTERM
+//	reo version             print the version
+//
+// Settings come from flags, then environment variables, then defaults
+// (`reo replicate -h` lists them). kafka-reo's environment contract works
+// unchanged: KAFKA_CLUSTERS_SOURCE_BOOTSTRAP_SERVERS,
+// KAFKA_CLUSTERS_SOURCE_TOPIC, KAFKA_CLUSTERS_DESTINATION_BOOTSTRAP_SERVERS,
+// KAFKA_CLUSTERS_DESTINATION_TOPIC.
+//
+// Exit codes: 0 after a graceful stop, 1 when replication stopped on an
+// error, 2 for missing or malformed configuration.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/reo-kafka/reo/replicator"
+)
+
+// version is set with -ldflags "-X main.version=...".
+var version = ""
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Environ(), os.Stdout, os.Stderr))
+}
+
+func versionString() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+const usage = `usage: reo <command> [flags]
+
+commands:
+  replicate   replicate topics exactly once until SIGINT/SIGTERM
+  version     print the version
+`
+
+// run is the whole program; it returns the exit code.
+func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "version", "--version", "-version":
+		fmt.Fprintf(stdout, "reo %s\n", versionString())
+		return 0
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	case "replicate":
+	default:
+		fmt.Fprintf(stderr, "reo: unknown command %q\n%s", args[0], usage)
+		return 2
+	}
+
+	env := make(map[string]string)
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v
+		}
+	}
+	s, err := parseSettings(args[1:], env, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "reo: invalid configuration: %v\n", err)
+		return 2
+	}
+
+	hopts := &slog.HandlerOptions{Level: s.logLevel}
+	var h slog.Handler = slog.NewTextHandler(stderr, hopts)
+	if s.logFormat == "json" {
+		h = slog.NewJSONHandler(stderr, hopts)
+	}
+	log := slog.New(h)
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	r, err := replicator.New(s.cfg, replicator.WithLogger(log), replicator.WithRegisterer(reg))
+	if err != nil {
+		fmt.Fprintf(stderr, "reo: %v\n", err)
+		return 1
+	}
+
+	if s.metricsAddr != "" {
+		ln, err := net.Listen("tcp", s.metricsAddr)
+		if err != nil {
+			fmt.Fprintf(stderr, "reo: --metrics-addr %s: %v\n", s.metricsAddr, err)
+			return 2
+		}
+		srv := &http.Server{Handler: opsHandler(reg, r.Ready), ReadHeaderTimeout: 5 * time.Second}
+		go func() { _ = srv.Serve(ln) }()
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			_ = srv.Shutdown(sctx)
+		}()
+		log.Info("serving metrics", "addr", ln.Addr().String())
+	}
+
+	log.Info("starting", "version", versionString(), "source", s.cfg.SourceBrokers, "destination", s.cfg.DestBrokers)
+	if err := r.Run(ctx); err != nil {
+		fmt.Fprintf(stderr, "reo: replication stopped: %v\n", err)
+		return 1
+	}
+	log.Info("stopped")
+	return 0
+}
+
+// opsHandler serves /metrics, /healthz (the process is up) and /readyz
+// (connected to both clusters and in the ownership group).
+func opsHandler(reg *prometheus.Registry, ready func() bool) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !ready() {
+			http.Error(w, "not ready", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ready")
+	})
+	return mux
+}
