@@ -149,7 +149,9 @@ func TestEnvContractReplicates(t *testing.T) {
 	defer cancel()
 	var stderr syncBuffer
 	done := make(chan int, 1)
-	go func() { done <- run(ctx, []string{"replicate", "--metrics-addr", addr, "--shards", "4"}, env, io.Discard, &stderr) }()
+	go func() {
+		done <- run(ctx, []string{"replicate", "--metrics-addr", addr, "--shards", "4"}, env, io.Discard, &stderr)
+	}()
 
 	cons, err := kgo.NewClient(kgo.SeedBrokers(dst.ListenAddrs()...), kgo.ConsumeTopics("out"),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
