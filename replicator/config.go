@@ -26,11 +26,10 @@ const (
 	DefaultName                 = "reo"
 	DefaultShards               = 16
 	DefaultCommitInterval       = 100 * time.Millisecond
-	DefaultBatchMaxBytes        = 8 << 20
-	DefaultBatchMaxRecords      = 50_000
-	DefaultFetchMaxBytes        = 16 << 20
-	DefaultFetchPartitionBytes  = 4 << 20
-	DefaultProduceBufferBytes   = 32 << 20
+	DefaultBatchMaxBytes        = 4 << 20
+	DefaultBatchMaxRecords      = 20_000
+	DefaultFetchMaxBytes        = 4 << 20
+	DefaultFetchPartitionBytes  = 1 << 20
 	DefaultTransactionTimeout   = 60 * time.Second
 	DefaultTopicRefreshInterval = 5 * time.Second
 	DefaultSessionTimeout       = 15 * time.Second
@@ -87,19 +86,19 @@ type Config struct {
 
 	// CommitInterval is the longest a transaction stays open while records
 	// flow (default 100ms). BatchMaxBytes and BatchMaxRecords end a
-	// transaction early (defaults 8 MiB and 50,000).
+	// transaction early (defaults 4 MiB and 20,000).
 	CommitInterval  time.Duration
 	BatchMaxBytes   int
 	BatchMaxRecords int
 
 	// FetchMaxBytes and FetchPartitionMaxBytes bound what a shard's source
-	// client buffers (kgo.FetchMaxBytes, kgo.FetchMaxPartitionBytes);
-	// ProduceBufferBytes bounds what its producer buffers
-	// (kgo.MaxBufferedBytes). Memory is roughly owned shards × (2 ×
-	// FetchMaxBytes + ProduceBufferBytes).
+	// client fetches at once (kgo.FetchMaxBytes, kgo.FetchMaxPartitionBytes;
+	// defaults 4 MiB and 1 MiB). A shard's producer never holds more than one
+	// transaction, which ends once BatchMaxBytes is reached, so its buffer
+	// stays below BatchMaxBytes + FetchMaxBytes. Memory in flight is about
+	// owned shards × ((source brokers + 1) × FetchMaxBytes + BatchMaxBytes).
 	FetchMaxBytes          int32
 	FetchPartitionMaxBytes int32
-	ProduceBufferBytes     int
 
 	// TransactionTimeout is the destination transaction timeout (default
 	// 60s). It must not exceed the brokers' transaction.max.timeout.ms.
@@ -185,9 +184,6 @@ func (cfg Config) withDefaults() Config {
 	if cfg.FetchPartitionMaxBytes == 0 {
 		cfg.FetchPartitionMaxBytes = DefaultFetchPartitionBytes
 	}
-	if cfg.ProduceBufferBytes == 0 {
-		cfg.ProduceBufferBytes = DefaultProduceBufferBytes
-	}
 	setDef(&cfg.TransactionTimeout, DefaultTransactionTimeout)
 	setDef(&cfg.TopicRefreshInterval, DefaultTopicRefreshInterval)
 	setDef(&cfg.SessionTimeout, DefaultSessionTimeout)
@@ -235,8 +231,6 @@ func (cfg Config) compile() (*compiled, error) {
 		return nil, bad("FetchMaxBytes", "must be positive")
 	case cfg.FetchPartitionMaxBytes < 0:
 		return nil, bad("FetchPartitionMaxBytes", "must be positive")
-	case cfg.ProduceBufferBytes < 0:
-		return nil, bad("ProduceBufferBytes", "must be positive")
 	case cfg.TransactionTimeout < time.Second:
 		return nil, bad("TransactionTimeout", "%v is below 1s", cfg.TransactionTimeout)
 	case cfg.CommitInterval*4 > cfg.TransactionTimeout:

@@ -360,6 +360,10 @@ func (s *copier) openSource(ctx context.Context, parts []partitionPlan) (*kgo.Cl
 	if err != nil {
 		return nil, asAuth("source", "listing offsets", fmt.Errorf("list source start offsets: %w", err))
 	}
+	ends, err := r.srcAdm.ListEndOffsets(ctx, topics...)
+	if err != nil {
+		return nil, asAuth("source", "listing offsets", fmt.Errorf("list source end offsets: %w", err))
+	}
 	offsets := make(map[string]map[int32]kgo.Offset)
 	var fresh []tp // destination partitions to check for existing data
 	freshSrc := make(map[tp]tp)
@@ -380,6 +384,15 @@ func (s *copier) openSource(ctx context.Context, parts []partitionPlan) (*kgo.Cl
 				w.log.Warn("skipping deleted source offsets (AllowDataLoss)", "topic", p.Topic, "partition", p.Partition, "offset", next, "err", gap)
 				r.m.skipped.WithLabelValues(p.Topic, "source_gap").Add(float64(st.Offset - next))
 				next = st.Offset
+			}
+			if end, ok := ends.Lookup(p.Topic, p.Partition); ok && end.Err == nil && next > end.Offset {
+				trunc := &SourceTruncatedError{Topic: p.Topic, Partition: p.Partition, Offset: next, LogEndOffset: end.Offset}
+				if !r.cfg.AllowDataLoss {
+					return nil, trunc
+				}
+				w.log.Warn("resuming at the source log end (AllowDataLoss)", "topic", p.Topic, "partition", p.Partition, "offset", next, "err", trunc)
+				r.m.skipped.WithLabelValues(p.Topic, "source_truncated").Inc()
+				next = end.Offset
 			}
 		} else {
 			d := tp{p.DstTopic, p.Partition}

@@ -34,6 +34,22 @@ func (e *SourceGapError) Error() string {
 
 func (e *SourceGapError) Unwrap() error { return e.Err }
 
+// SourceTruncatedError means a checkpoint is beyond the end of its source
+// partition: the source log was truncated (unclean leader election) or the
+// topic was deleted and recreated. Records the source writes at the offsets
+// below the checkpoint would never be copied, so the shard stops unless
+// Config.AllowDataLoss is set (reo then resumes at the source log end).
+type SourceTruncatedError struct {
+	Topic        string
+	Partition    int32
+	Offset       int64 // the checkpoint's next offset
+	LogEndOffset int64 // the source high watermark, below Offset
+}
+
+func (e *SourceTruncatedError) Error() string {
+	return fmt.Sprintf("source truncated on topic %s partition %d offset %d: the checkpoint is beyond the source log end %d (topic recreated or unclean leader election?); set AllowDataLoss / --allow-data-loss to resume at the log end", e.Topic, e.Partition, e.Offset, e.LogEndOffset)
+}
+
 // RecordTooLargeError means a source record is larger than the destination
 // accepts. The shard stops unless Config.AllowDataLoss is set.
 type RecordTooLargeError struct {
@@ -101,6 +117,7 @@ func (e *AuthError) Unwrap() error { return e.Err }
 func fatal(err error) bool {
 	var (
 		gap   *SourceGapError
+		trunc *SourceTruncatedError
 		large *RecordTooLargeError
 		count *PartitionCountError
 		dec   *CheckpointDecodeError
@@ -109,7 +126,7 @@ func fatal(err error) bool {
 		cfg   *ConfigError
 		sc    *shardCountError
 	)
-	return errors.As(err, &gap) || errors.As(err, &large) || errors.As(err, &count) ||
+	return errors.As(err, &gap) || errors.As(err, &trunc) || errors.As(err, &large) || errors.As(err, &count) ||
 		errors.As(err, &dec) || errors.As(err, &ne) || errors.As(err, &auth) ||
 		errors.As(err, &cfg) || errors.As(err, &sc)
 }

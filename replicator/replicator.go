@@ -161,7 +161,11 @@ func (r *Replicator) Run(ctx context.Context) (err error) {
 			// client's group machinery moving and surfaces errors.
 			fs := grp.PollFetches(runCtx)
 			fs.EachError(func(t string, p int32, err error) {
-				if !errors.Is(err, context.Canceled) {
+				switch {
+				case errors.Is(err, context.Canceled):
+				case isAuth(err):
+					r.fail(asAuth("destination", "joining group "+r.cfg.groupID(), err))
+				default:
 					r.log.Warn("ownership group", "err", err)
 				}
 			})

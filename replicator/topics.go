@@ -89,10 +89,10 @@ func (r *Replicator) ensureOwnTopics(ctx context.Context) error {
 // errors are transient.
 func (r *Replicator) refreshTopics(ctx context.Context) (*plan, error) {
 	srcMD, err := r.srcAdm.Metadata(ctx)
+	r.srcOK.Store(err == nil)
 	if err != nil {
 		return nil, asAuth("source", "listing topics", fmt.Errorf("list source topics: %w", err))
 	}
-	r.srcOK.Store(true)
 
 	wanted := make(map[string]int)    // source topic -> partitions
 	byDest := make(map[string]string) // destination -> source
@@ -135,10 +135,10 @@ func (r *Replicator) refreshTopics(ctx context.Context) (*plan, error) {
 	}
 	slices.Sort(dstNames)
 	dstMD, err := r.dstAdm.ListTopics(ctx, dstNames...)
+	r.dstOK.Store(err == nil)
 	if err != nil {
 		return nil, asAuth("destination", "describing topics", fmt.Errorf("describe destination topics: %w", err))
 	}
-	r.dstOK.Store(true)
 
 	var missing []string
 	for _, d := range dstNames {

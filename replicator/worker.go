@@ -118,7 +118,6 @@ func (w *shardWorker) session(ctx context.Context) error {
 		kgo.TransactionalID(w.txnID),
 		kgo.TransactionTimeout(r.cfg.TransactionTimeout),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
-		kgo.MaxBufferedBytes(r.cfg.ProduceBufferBytes),
 		kgo.ProducerBatchMaxBytesFn(maxBytes),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 	)...)
