@@ -192,26 +192,21 @@ func fingerprintOf(r *Record, topicH uint64) fingerprint {
 		f.flags |= flagValueNil
 	}
 	h := uint64(seedHeaders)
-	var id []byte
 	for i := range r.Headers {
 		hd := &r.Headers[i]
-		if id == nil && hd.Key == IDHeader {
-			id = hd.Value
+		vh := xxhash.Sum64(hd.Value)
+		if f.flags&flagHasID == 0 && hd.Key == IDHeader {
 			f.flags |= flagHasID
-			if id == nil {
-				id = []byte{}
-			}
+			f.id = mix(seedID, vh) // = idHash(hd.Value)
 		}
 		h = mix(h, xxhash.Sum64String(hd.Key))
-		h = mix(h, xxhash.Sum64(hd.Value))
+		h = mix(h, vh)
 		if hd.Value == nil {
 			h = mix(h, 1)
 		}
 	}
 	f.headers = mix(h, uint64(len(r.Headers)))
-	if f.flags&flagHasID != 0 {
-		f.id = idHash(id)
-	} else {
+	if f.flags&flagHasID == 0 {
 		c := mix(seedContent, topicH)
 		c = mix(c, f.key)
 		c = mix(c, f.value)

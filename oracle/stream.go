@@ -48,12 +48,16 @@ type Stream struct {
 	srcTopics map[string]*streamTopic
 	dstTopics map[string]*streamTopic
 	lanes     map[TopicPartition]*slane // by destination partition
-	all       []*slane
 
-	ids  map[uint64]eref  // identity -> oldest windowed source record with it
-	pend map[uint64]int32 // identity -> oldest destination record waiting for its source
-	pd   []pdest
-	free []int32
+	lastSrc, lastDst         *streamTopic // one-entry caches of the maps above
+	lastSrcName, lastDstName string
+	all                      []*slane
+
+	ids   idTable          // identity -> oldest windowed source record with it; see index
+	dirty []*slane         // lanes with windowed records not yet in ids
+	pend  map[uint64]int32 // identity -> oldest destination record waiting for its source
+	pd    []pdest
+	free  []int32
 
 	closed  bool
 	verdict Verdict
@@ -134,12 +138,16 @@ func NewStream(m Mapping, h *History, opts StreamOptions) (*Stream, error) {
 	return &Stream{
 		b: newBuilder("stream", maxV), hist: newHistIndex(h), m: m, inv: m.inverse(), window: int64(w),
 		srcTopics: map[string]*streamTopic{}, dstTopics: map[string]*streamTopic{},
-		lanes: map[TopicPartition]*slane{}, ids: map[uint64]eref{}, pend: map[uint64]int32{},
+		lanes: map[TopicPartition]*slane{}, pend: map[uint64]int32{},
 	}, nil
 }
 
 func (s *Stream) srcTopic(name string) *streamTopic {
+	if s.lastSrc != nil && s.lastSrcName == name {
+		return s.lastSrc
+	}
 	if t, ok := s.srcTopics[name]; ok {
+		s.lastSrc, s.lastSrcName = t, name
 		return t
 	}
 	dst, ok := s.m.Map(name)
@@ -149,7 +157,11 @@ func (s *Stream) srcTopic(name string) *streamTopic {
 }
 
 func (s *Stream) dstTopic(name string) *streamTopic {
+	if s.lastDst != nil && s.lastDstName == name {
+		return s.lastDst
+	}
 	if t, ok := s.dstTopics[name]; ok {
+		s.lastDst, s.lastDstName = t, name
 		return t
 	}
 	src, ok := s.inv(name)
@@ -228,7 +240,10 @@ func (s *Stream) AddSource(r *Record) {
 			s.matchPending(l, pos, pi)
 		}
 	}
-	s.linkID(fp.id, eref{l.idx, pos})
+	if !l.dirty {
+		l.dirty = true
+		s.dirty = append(s.dirty, l)
+	}
 	s.expire(l)
 	s.tryCut(l, false)
 }
@@ -249,8 +264,17 @@ func (s *Stream) AddDest(r *Record) {
 	l.lastDst, l.seenDst = r.Offset, true
 	fp := fingerprintOf(r, t.topicH)
 
+	// Fast path: the copy of the lane's oldest uncopied source record,
+	// which is what a correct run delivers next.
+	if fu := l.futureMin(); fu < l.count {
+		if ent := &l.ring[fu&l.mask]; ent.state == stUnmatched && ent.fp.id == fp.id {
+			s.matchHere(l, eref{l.idx, fu}, r, &fp)
+			return
+		}
+	}
+	s.index()
 	here, wrongHere, elsewhere, first, firstHere := noEref, noEref, noEref, noEref, noEref
-	e, ok := s.ids[fp.id]
+	e, ok := s.ids.get(fp.id)
 	if !ok {
 		e = noEref
 	}

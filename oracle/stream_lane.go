@@ -35,6 +35,9 @@ type slane struct {
 	pHead, pTail int32 // FIFO of pending destination records (live or not)
 	pLen         int
 
+	indexed int64 // positions below are in Stream.ids (or gone)
+	dirty   bool  // listed in Stream.dirty
+
 	srcOrphans int // source records let go unchecked: the destination was a window behind
 	dstOrphans int // destination records let go unchecked: the source reader was a window behind
 }
@@ -95,10 +98,24 @@ func (l *slane) removeOrd(abs int64) {
 	l.needFuture = 0
 }
 
+// index links the windowed source records not yet in s.ids. Linking is
+// lazy because a correct run never needs it: each destination copy is
+// found at its lane's oldest uncopied position (the fast path of
+// AddDest), and records leave the window unlinked. The first lookup by
+// identity links everything, each record at most once.
+func (s *Stream) index() {
+	for _, l := range s.dirty {
+		for p := max(l.indexed, l.base); p < l.count; p++ {
+			s.linkID(l.ring[p&l.mask].fp.id, eref{l.idx, p})
+		}
+		l.indexed, l.dirty = l.count, false
+	}
+	s.dirty = s.dirty[:0]
+}
+
 func (s *Stream) linkID(id uint64, e eref) {
-	head, ok := s.ids[id]
+	head, ok := s.ids.getOrPut(id, e)
 	if !ok {
-		s.ids[id] = e
 		return
 	}
 	for cur := head; ; {
@@ -113,12 +130,12 @@ func (s *Stream) linkID(id uint64, e eref) {
 
 func (s *Stream) unlinkID(id uint64, e eref) {
 	ent := s.entry(e)
-	head := s.ids[id]
+	head, _ := s.ids.get(id)
 	if head == e {
 		if ent.next == noEref {
-			delete(s.ids, id)
+			s.ids.del(id)
 		} else {
-			s.ids[id] = ent.next
+			s.ids.put(id, ent.next)
 		}
 		return
 	}
@@ -157,7 +174,11 @@ func (s *Stream) evictAt(l *slane, closing bool) {
 			s.b.v.Unchecked++
 		}
 	}
-	s.unlinkID(e.fp.id, eref{l.idx, pos})
+	if pos < l.indexed {
+		s.unlinkID(e.fp.id, eref{l.idx, pos})
+	} else {
+		l.indexed = pos + 1
+	}
 	l.base++
 }
 
@@ -315,7 +336,8 @@ func (s *Stream) popPending(l *slane, capacity, closing bool) {
 // record: duplicated when its identity is in the window, else
 // aborted-visible or phantom.
 func (s *Stream) extra(l *slane, dv *recView, fp *fingerprint) {
-	if head, ok := s.ids[fp.id]; ok {
+	s.index()
+	if head, ok := s.ids.get(fp.id); ok {
 		pick := head
 		for cur := head; cur != noEref; cur = s.entry(cur).next {
 			if cur.lane == l.idx {
