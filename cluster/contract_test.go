@@ -1,0 +1,397 @@
+package cluster_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/reo-kafka/reo/cluster"
+	"github.com/reo-kafka/reo/cluster/kafkatest"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+func TestMain(m *testing.M) { cluster.RunTests(m) }
+
+// providerCluster returns a shared cluster of kind, or skips the test with
+// the reason the provider cannot run on this machine.
+func providerCluster(t *testing.T, kind cluster.Kind, brokers int) cluster.Cluster {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	if err := cluster.Available(ctx, kind); err != nil {
+		if errors.Is(err, cluster.ErrUnavailable) {
+			t.Skipf("provider %s: %v", kind, err)
+		}
+		t.Fatal(err)
+	}
+	c, err := cluster.Shared(ctx, kind, cluster.Spec{Name: fmt.Sprintf("contract%d", brokers), Brokers: brokers})
+	if err != nil {
+		t.Fatalf("start %s cluster with %d brokers: %v", kind, brokers, err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			if lt, ok := c.(cluster.LogTailer); ok {
+				t.Log(lt.LogTail(30))
+			}
+		}
+	})
+	return c
+}
+
+func newClient(t *testing.T, c cluster.Cluster, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(append(c.ClientOpts(), opts...)...)
+	if err != nil {
+		t.Fatalf("client for %s: %v", c.Name(), err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+func testCtx(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// forEachProvider runs fn as a subtest per provider, skipping unavailable ones.
+func forEachProvider(t *testing.T, brokers int, fn func(t *testing.T, c cluster.Cluster)) {
+	for _, kind := range []cluster.Kind{cluster.InProcess, cluster.Local, cluster.Testcontainers, cluster.External} {
+		t.Run(string(kind), func(t *testing.T) {
+			if kind == cluster.External && brokers > 1 {
+				t.Skip("external clusters have the size the user gave them")
+			}
+			fn(t, providerCluster(t, kind, brokers))
+		})
+	}
+}
+
+// TestContractIdempotentProduce proves a provider's cluster accepts a topic
+// with several partitions and an idempotent producer's records come back
+// complete and in order per partition, through the proxies.
+func TestContractIdempotentProduce(t *testing.T) {
+	forEachProvider(t, 1, func(t *testing.T, c cluster.Cluster) {
+		ctx := testCtx(t, time.Minute)
+		topic := kafkatest.Topic(t.Name())
+		if err := kafkatest.CreateTopic(ctx, c.ClientOpts(), topic, 4, -1, nil); err != nil {
+			t.Fatal(err)
+		}
+		cl := newClient(t, c, kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+		var recs []*kgo.Record
+		for i := range 200 {
+			recs = append(recs, &kgo.Record{Partition: int32(i % 4), Key: []byte(strconv.Itoa(i)), Value: []byte(fmt.Sprintf("v%d", i))})
+		}
+		if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+			t.Fatalf("idempotent produce: %v", err)
+		}
+		got, err := kafkatest.ReadAll(ctx, c.ClientOpts(), topic, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for p := int32(0); p < 4; p++ {
+			var keys []string
+			for _, r := range got[p] {
+				keys = append(keys, string(r.Key))
+			}
+			var want []string
+			for i := int(p); i < 200; i += 4 {
+				want = append(want, strconv.Itoa(i))
+			}
+			if !slices.Equal(keys, want) {
+				t.Errorf("partition %d: read keys %v, want %v", p, keys, want)
+			}
+		}
+	})
+}
+
+// TestContractTransactions proves committed transactions are visible to
+// read_committed and aborted ones only to read_uncommitted.
+func TestContractTransactions(t *testing.T) {
+	forEachProvider(t, 1, func(t *testing.T, c cluster.Cluster) {
+		ctx := testCtx(t, time.Minute)
+		topic := kafkatest.Topic(t.Name())
+		if err := kafkatest.CreateTopic(ctx, c.ClientOpts(), topic, 2, -1, nil); err != nil {
+			t.Fatal(err)
+		}
+		cl := newClient(t, c, kgo.DefaultProduceTopic(topic), kgo.TransactionalID(topic+"-txn"),
+			kgo.RecordPartitioner(kgo.ManualPartitioner()))
+		txn := func(commit bool, tag string) {
+			t.Helper()
+			if err := cl.BeginTransaction(); err != nil {
+				t.Fatalf("begin %s: %v", tag, err)
+			}
+			for p := range int32(2) {
+				if err := cl.ProduceSync(ctx, &kgo.Record{Partition: p, Value: []byte(tag)}).FirstErr(); err != nil {
+					t.Fatalf("produce %s: %v", tag, err)
+				}
+			}
+			if err := cl.EndTransaction(ctx, kgo.TransactionEndTry(commit)); err != nil {
+				t.Fatalf("end %s: %v", tag, err)
+			}
+		}
+		txn(true, "c1")
+		txn(false, "a1")
+		txn(true, "c2")
+		values := func(committed bool) map[int32][]string {
+			got, err := kafkatest.ReadAll(ctx, c.ClientOpts(), topic, committed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := map[int32][]string{}
+			for p, rs := range got {
+				for _, r := range rs {
+					out[p] = append(out[p], string(r.Value))
+				}
+			}
+			return out
+		}
+		rc, ru := values(true), values(false)
+		for p := range int32(2) {
+			if want := []string{"c1", "c2"}; !slices.Equal(rc[p], want) {
+				t.Errorf("read_committed partition %d = %v, want %v", p, rc[p], want)
+			}
+			if want := []string{"c1", "a1", "c2"}; !slices.Equal(ru[p], want) {
+				t.Errorf("read_uncommitted partition %d = %v, want %v", p, ru[p], want)
+			}
+		}
+	})
+}
+
+// TestContractProxyFaults proves every byte to a broker crosses its Link:
+// a timeout or reset_peer toxic on the leader's link makes produce to that
+// partition fail, and after healing the same client recovers.
+func TestContractProxyFaults(t *testing.T) {
+	for _, toxic := range []cluster.Toxic{
+		{Name: "blackhole", Type: "timeout", Stream: "downstream", Attributes: map[string]any{"timeout": 0}},
+		{Name: "reset", Type: "reset_peer", Stream: "upstream", Attributes: map[string]any{"timeout": 0}},
+	} {
+		t.Run(toxic.Type, func(t *testing.T) {
+			forEachProvider(t, 1, func(t *testing.T, c cluster.Cluster) {
+				if len(cluster.Links(c)) == 0 {
+					t.Skip("cluster is not proxied")
+				}
+				ctx := testCtx(t, 2*time.Minute)
+				topic := kafkatest.Topic(t.Name())
+				if err := kafkatest.CreateTopic(ctx, c.ClientOpts(), topic, 1, -1, nil); err != nil {
+					t.Fatal(err)
+				}
+				cl := newClient(t, c, kgo.DefaultProduceTopic(topic), kgo.RecordDeliveryTimeout(3*time.Second),
+					kgo.RequestTimeoutOverhead(2*time.Second), kgo.RetryTimeout(3*time.Second))
+
+				if err := cl.ProduceSync(ctx, kgo.StringRecord("before")).FirstErr(); err != nil {
+					t.Fatalf("produce before fault: %v", err)
+				}
+				link := c.Link(leaderOf(t, ctx, c, topic, 0))
+				if err := link.AddToxic(toxic); err != nil {
+					t.Fatal(err)
+				}
+				healed := false
+				t.Cleanup(func() {
+					if !healed {
+						_ = link.Heal(context.Background())
+					}
+				})
+				// Through a faulty link the record must stall or fail; were it
+				// acknowledged, the client reached the broker some other way.
+				during := make(chan error, 1)
+				cl.Produce(ctx, kgo.StringRecord("during"), func(_ *kgo.Record, err error) { during <- err })
+				select {
+				case err := <-during:
+					if err == nil {
+						t.Fatalf("produce through a %s link was acknowledged; the client must have bypassed the proxy %s", toxic.Type, link.Name())
+					}
+					t.Logf("produce during %s failed as expected: %v", toxic.Type, err)
+				case <-time.After(6 * time.Second):
+					t.Logf("produce during %s stalled as expected", toxic.Type)
+				}
+				if err := link.Heal(ctx); err != nil {
+					t.Fatal(err)
+				}
+				healed = true
+				if got := link.Toxics(); len(got) != 0 {
+					t.Fatalf("toxics after Heal: %v", got)
+				}
+				deadline := time.Now().Add(45 * time.Second)
+				for {
+					rctx, rcancel := context.WithTimeout(ctx, 5*time.Second)
+					err := cl.ProduceSync(rctx, kgo.StringRecord("after")).FirstErr()
+					rcancel()
+					if err == nil {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("client did not recover after healing %s: %v", link.Name(), err)
+					}
+				}
+				select {
+				case <-during: // the stalled record was delivered or failed once healed
+				case <-time.After(45 * time.Second):
+					t.Fatalf("the record sent during the fault never completed after healing %s", link.Name())
+				}
+			})
+		})
+	}
+}
+
+// TestContractLinkDown proves taking a link down cuts the broker off and
+// bringing it up restores service on the same address.
+func TestContractLinkDown(t *testing.T) {
+	forEachProvider(t, 1, func(t *testing.T, c cluster.Cluster) {
+		if len(cluster.Links(c)) == 0 {
+			t.Skip("cluster is not proxied")
+		}
+		ctx := testCtx(t, 2*time.Minute)
+		topic := kafkatest.Topic(t.Name())
+		if err := kafkatest.CreateTopic(ctx, c.ClientOpts(), topic, 1, -1, nil); err != nil {
+			t.Fatal(err)
+		}
+		link := c.Link(leaderOf(t, ctx, c, topic, 0))
+		addr := link.Addr()
+		link.Down()
+		t.Cleanup(func() { _ = link.Heal(context.Background()) })
+		cl := newClient(t, c, kgo.DefaultProduceTopic(topic), kgo.RecordDeliveryTimeout(3*time.Second))
+		fctx, fcancel := context.WithTimeout(ctx, 5*time.Second)
+		err := cl.ProduceSync(fctx, kgo.StringRecord("down")).FirstErr()
+		fcancel()
+		if err == nil {
+			t.Fatalf("produce succeeded while %s was down", link.Name())
+		}
+		if err := link.Up(); err != nil {
+			t.Fatal(err)
+		}
+		if link.Addr() != addr {
+			t.Fatalf("link came back on %s, advertised %s", link.Addr(), addr)
+		}
+		cl2 := newClient(t, c, kgo.DefaultProduceTopic(topic))
+		if err := cl2.ProduceSync(ctx, kgo.StringRecord("up")).FirstErr(); err != nil {
+			t.Fatalf("produce after link up: %v", err)
+		}
+	})
+}
+
+func leaderOf(t *testing.T, ctx context.Context, c cluster.Cluster, topic string, p int32) int32 {
+	t.Helper()
+	cl, err := kgo.NewClient(cluster.DirectOpts(c)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	md, err := kadm.NewClient(cl).Metadata(ctx, topic)
+	if err != nil {
+		t.Fatalf("metadata: %v", err)
+	}
+	pd, ok := md.Topics[topic].Partitions[p]
+	if !ok {
+		t.Fatalf("no metadata for %s/%d", topic, p)
+	}
+	return pd.Leader
+}
+
+// TestLocalBrokerKillKeepsAckedRecords proves, on a 3-broker real cluster
+// (replication factor 3, min.insync.replicas=2), that kill -9 of a
+// partition leader while an acks=all producer keeps writing loses no
+// acknowledged record, and that the broker restarts with its data.
+func TestLocalBrokerKillKeepsAckedRecords(t *testing.T) {
+	c := providerCluster(t, cluster.Local, 3)
+	ctl, ok := c.(cluster.BrokerControl)
+	if !ok {
+		t.Fatalf("%s cluster does not implement BrokerControl", c.Kind())
+	}
+	ctx := testCtx(t, 4*time.Minute)
+	topic := kafkatest.Topic(t.Name())
+	if err := kafkatest.CreateTopic(ctx, c.ClientOpts(), topic, 3, 3, nil); err != nil {
+		t.Fatal(err)
+	}
+	victim := leaderOf(t, ctx, c, topic, 0)
+	cl := newClient(t, c, kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.RecordDeliveryTimeout(30*time.Second))
+
+	var (
+		mu    sync.Mutex
+		acked = map[int32][]string{}
+		fails int
+	)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			r := &kgo.Record{Partition: int32(i % 3), Value: []byte(strconv.Itoa(i))}
+			pctx, pcancel := context.WithTimeout(ctx, 30*time.Second)
+			err := cl.ProduceSync(pctx, r).FirstErr()
+			pcancel()
+			mu.Lock()
+			if err == nil {
+				acked[r.Partition] = append(acked[r.Partition], string(r.Value))
+			} else {
+				fails++
+			}
+			mu.Unlock()
+		}
+	}()
+	ackedNow := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		n := 0
+		for _, v := range acked {
+			n += len(v)
+		}
+		return n
+	}
+	waitAcks := func(more int, what string) {
+		t.Helper()
+		target := ackedNow() + more
+		for ackedNow() < target {
+			if ctx.Err() != nil {
+				t.Fatalf("%s: only %d of %d records acknowledged", what, ackedNow(), target)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	waitAcks(100, "before kill")
+	if err := ctl.KillBroker(ctx, victim); err != nil {
+		t.Fatalf("kill broker %d: %v", victim, err)
+	}
+	waitAcks(100, "with broker killed")
+	if err := ctl.StartBroker(ctx, victim); err != nil {
+		t.Fatalf("restart broker %d: %v", victim, err)
+	}
+	waitAcks(100, "after restart")
+	close(stop)
+	wg.Wait()
+
+	got, err := kafkatest.ReadAll(ctx, c.ClientOpts(), topic, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range acked {
+		var have []string
+		for _, r := range got[p] {
+			have = append(have, string(r.Value))
+		}
+		// Every acknowledged record must be there, in order; a failed
+		// (unacknowledged) send may or may not have landed.
+		i := 0
+		for _, v := range have {
+			if i < len(want) && v == want[i] {
+				i++
+			}
+		}
+		if i != len(want) {
+			t.Errorf("partition %d: acknowledged record %q (#%d of %d) missing after broker %d was killed", p, want[i], i, len(want), victim)
+		}
+	}
+	t.Logf("acknowledged %d records, %d sends failed during failover", ackedNow(), fails)
+}

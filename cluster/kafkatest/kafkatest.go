@@ -1,0 +1,162 @@
+// Package kafkatest holds small Kafka helpers shared by reo's tests and
+// harness: creating topics, fresh topic names, and reading a topic whole
+// with either isolation level. It depends on franz-go only.
+package kafkatest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+var topicSeq atomic.Int64
+
+var unsafeTopic = regexp.MustCompile(`[^a-zA-Z0-9._-]+`)
+
+// Topic returns a topic name unique within this process, derived from
+// base (typically t.Name()), so tests can share clusters.
+func Topic(base string) string {
+	s := unsafeTopic.ReplaceAllString(base, "-")
+	if len(s) > 150 {
+		s = s[:150]
+	}
+	return fmt.Sprintf("%s-%d-%d", s, time.Now().UnixNano()%1e6, topicSeq.Add(1))
+}
+
+// CreateTopic creates topic with the given partitions, replication factor
+// (-1 for the broker default) and configs, and waits until its metadata
+// shows a leader for every partition.
+func CreateTopic(ctx context.Context, opts []kgo.Opt, topic string, partitions int32, rf int16, configs map[string]*string) error {
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return fmt.Errorf("client: %w", err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	resp, err := adm.CreateTopic(ctx, partitions, rf, configs, topic)
+	if err != nil {
+		return fmt.Errorf("create topic %s: %w", topic, err)
+	}
+	if resp.Err != nil && !errors.Is(resp.Err, kerr.TopicAlreadyExists) {
+		return fmt.Errorf("create topic %s: %w", topic, resp.Err)
+	}
+	for {
+		md, err := adm.Metadata(ctx, topic)
+		if err == nil {
+			t, ok := md.Topics[topic]
+			if ok && t.Err == nil && int32(len(t.Partitions)) == partitions {
+				ready := true
+				for _, p := range t.Partitions {
+					ready = ready && p.Err == nil && p.Leader >= 0
+				}
+				if ready {
+					return nil
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("topic %s has no leaders yet: %w", topic, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// ReadAll reads every partition of topic from its start to its current
+// end: the last stable offset when committed is true (read_committed,
+// aborted records absent), the high watermark otherwise. Control records
+// are dropped. It returns records per partition in offset order.
+//
+// It knows a partition is done when it has seen offset end-1: under
+// read_committed that offset is always a visible record or a control
+// marker (an aborted transaction's data is followed by its marker before
+// the LSO passes it), and control records are fetched for that purpose.
+func ReadAll(ctx context.Context, opts []kgo.Opt, topic string, committed bool) (map[int32][]*kgo.Record, error) {
+	admCl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	adm := kadm.NewClient(admCl)
+	var ends kadm.ListedOffsets
+	if committed {
+		ends, err = adm.ListCommittedOffsets(ctx, topic)
+	} else {
+		ends, err = adm.ListEndOffsets(ctx, topic)
+	}
+	var starts kadm.ListedOffsets
+	if err == nil {
+		starts, err = adm.ListStartOffsets(ctx, topic)
+	}
+	admCl.Close()
+	if err != nil {
+		return nil, fmt.Errorf("list offsets of %s: %w", topic, err)
+	}
+	if err := ends.Error(); err != nil {
+		return nil, fmt.Errorf("list end offsets of %s: %w", topic, err)
+	}
+	out := map[int32][]*kgo.Record{}
+	want := map[int32]kgo.Offset{}
+	remaining := map[int32]int64{} // partition -> end offset still to reach
+	ends.Each(func(o kadm.ListedOffset) {
+		out[o.Partition] = nil
+		start := int64(0)
+		if s, ok := starts.Lookup(topic, o.Partition); ok {
+			start = s.Offset
+		}
+		if o.Offset > start {
+			remaining[o.Partition] = o.Offset
+			want[o.Partition] = kgo.NewOffset().At(start)
+		}
+	})
+	if len(remaining) == 0 {
+		return out, nil
+	}
+	iso := kgo.ReadUncommitted()
+	if committed {
+		iso = kgo.ReadCommitted()
+	}
+	cl, err := kgo.NewClient(append(append([]kgo.Opt(nil), opts...),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: want}),
+		kgo.FetchIsolationLevel(iso),
+		kgo.KeepControlRecords(),
+	)...)
+	if err != nil {
+		return nil, fmt.Errorf("consumer: %w", err)
+	}
+	defer cl.Close()
+	for len(remaining) > 0 {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("read %s: %d partitions short of their end: %w", topic, len(remaining), err)
+		}
+		var ferr error
+		fs.EachError(func(_ string, p int32, err error) {
+			if !kerr.IsRetriable(err) && ferr == nil {
+				ferr = fmt.Errorf("read %s partition %d: %w", topic, p, err)
+			}
+		})
+		if ferr != nil {
+			return nil, ferr
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			end, ok := remaining[r.Partition]
+			if !ok || r.Offset >= end {
+				return
+			}
+			if !r.Attrs.IsControl() {
+				out[r.Partition] = append(out[r.Partition], r)
+			}
+			if r.Offset >= end-1 {
+				delete(remaining, r.Partition)
+			}
+		})
+	}
+	return out, nil
+}

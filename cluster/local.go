@@ -1,0 +1,429 @@
+package cluster
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// EnvKafkaHeap overrides the broker JVM heap (default 512m).
+const EnvKafkaHeap = "REO_KAFKA_HEAP"
+
+// startTimeout bounds how long one broker may take to start.
+const startTimeout = 90 * time.Second
+
+// local is a KRaft cluster of real Apache Kafka brokers run as JVM
+// processes on 127.0.0.1. Every node is broker and controller; clients
+// reach broker i only through its Link, inter-broker and controller
+// traffic use their own unproxied listeners.
+type local struct {
+	name    string
+	root    string
+	java    string
+	libs    string
+	reaper  *reaper
+	nodes   []*node // index i holds node id i+1
+	closeMu sync.Mutex
+	closed  bool
+}
+
+// node is one broker JVM and its fixed ports and directories, kept across
+// restarts so that a restarted broker comes back with its data.
+type node struct {
+	id                     int32
+	dir                    string
+	client, internal, ctrl int
+	link                   *Link
+	mu                     sync.Mutex // guards cmd and exited
+	cmd                    *exec.Cmd
+	exited                 chan struct{} // closed when cmd has been waited for
+}
+
+func startLocal(ctx context.Context, spec Spec) (c Cluster, err error) {
+	java, err := findJava(ctx)
+	if err != nil {
+		return nil, err
+	}
+	libs, err := EnsureJars(ctx)
+	if err != nil {
+		return nil, err
+	}
+	root, err := tempRoot(spec.Name)
+	if err != nil {
+		return nil, err
+	}
+	l := &local{name: spec.Name, root: root, java: java, libs: libs}
+	if l.reaper, err = startReaper(root); err != nil {
+		os.RemoveAll(root)
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			if tailer := l.LogTail(40); tailer != "" {
+				err = fmt.Errorf("%w\n%s", err, tailer)
+			}
+			l.Close()
+		}
+	}()
+	for i := 0; i < spec.Brokers; i++ {
+		n := &node{id: int32(i + 1), dir: filepath.Join(root, fmt.Sprintf("broker-%d", i+1))}
+		for _, p := range []*int{&n.client, &n.internal, &n.ctrl} {
+			if *p, err = freePort(); err != nil {
+				return nil, err
+			}
+		}
+		if n.link, err = newLink(spec.Name, n.id, fmt.Sprintf("127.0.0.1:%d", n.client)); err != nil {
+			return nil, err
+		}
+		if err := os.MkdirAll(filepath.Join(n.dir, "data"), 0o755); err != nil {
+			return nil, fmt.Errorf("create broker dir: %w", err)
+		}
+		l.nodes = append(l.nodes, n)
+	}
+	clusterID, err := newClusterID()
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range l.nodes {
+		if err := l.writeConfig(n, spec); err != nil {
+			return nil, err
+		}
+	}
+	// Format and start the nodes in parallel: a KRaft quorum needs a
+	// majority of controllers up before any node finishes starting.
+	errs := make([]error, len(l.nodes))
+	var wg sync.WaitGroup
+	for i, n := range l.nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if errs[i] = l.format(ctx, n, clusterID); errs[i] == nil {
+				errs[i] = l.start(ctx, n)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("start local cluster %s: %w", spec.Name, err)
+	}
+	if err := waitBrokers(ctx, l, len(l.nodes)); err != nil {
+		return nil, fmt.Errorf("start local cluster %s: %w", spec.Name, err)
+	}
+	return l, nil
+}
+
+func newClusterID() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("cluster id: %w", err)
+	}
+	return base64.RawURLEncoding.EncodeToString(b[:]), nil
+}
+
+func (l *local) writeConfig(n *node, spec Spec) error {
+	nb := len(l.nodes)
+	minISR := min(2, nb)
+	var voters []string
+	for _, o := range l.nodes {
+		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", o.id, o.ctrl))
+	}
+	props := map[string]string{
+		"process.roles":                                               "broker,controller",
+		"node.id":                                                     strconv.Itoa(int(n.id)),
+		"controller.quorum.voters":                                    strings.Join(voters, ","),
+		"listeners":                                                   fmt.Sprintf("CLIENT://127.0.0.1:%d,INTERNAL://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", n.client, n.internal, n.ctrl),
+		"advertised.listeners":                                        fmt.Sprintf("CLIENT://%s,INTERNAL://127.0.0.1:%d", n.link.Addr(), n.internal),
+		"listener.security.protocol.map":                              "CLIENT:PLAINTEXT,INTERNAL:PLAINTEXT,CONTROLLER:PLAINTEXT",
+		"inter.broker.listener.name":                                  "INTERNAL",
+		"controller.listener.names":                                   "CONTROLLER",
+		"log.dirs":                                                    filepath.Join(n.dir, "data"),
+		"num.partitions":                                              "1",
+		"default.replication.factor":                                  strconv.Itoa(nb),
+		"min.insync.replicas":                                         strconv.Itoa(minISR),
+		"offsets.topic.replication.factor":                            strconv.Itoa(nb),
+		"offsets.topic.num.partitions":                                "5",
+		"transaction.state.log.replication.factor":                    strconv.Itoa(nb),
+		"transaction.state.log.min.isr":                               strconv.Itoa(minISR),
+		"transaction.state.log.num.partitions":                        "5",
+		"share.coordinator.state.topic.replication.factor":            strconv.Itoa(nb),
+		"share.coordinator.state.topic.min.isr":                       strconv.Itoa(minISR),
+		"group.initial.rebalance.delay.ms":                            "0",
+		"group.min.session.timeout.ms":                                "1000",
+		"auto.create.topics.enable":                                   "false",
+		"unclean.leader.election.enable":                              "false",
+		"broker.heartbeat.interval.ms":                                "500",
+		"broker.session.timeout.ms":                                   "4000",
+		"transaction.abort.timed.out.transaction.cleanup.interval.ms": "1000",
+		"log.segment.bytes":                                           strconv.Itoa(64 << 20),
+	}
+	for k, v := range spec.Props {
+		props[k] = strings.ReplaceAll(v, "${BROKER_DIR}", n.dir)
+	}
+	keys := make([]string, 0, len(props))
+	for k := range props {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s=%s\n", k, props[k])
+	}
+	if err := os.WriteFile(filepath.Join(n.dir, "server.properties"), []byte(b.String()), 0o644); err != nil {
+		return fmt.Errorf("write broker %d config: %w", n.id, err)
+	}
+	log4j := fmt.Sprintf(`rootLogger.level=INFO
+rootLogger.appenderRef.f.ref=F
+appender.f.type=File
+appender.f.name=F
+appender.f.fileName=%s
+appender.f.layout.type=PatternLayout
+appender.f.layout.pattern=[%%d] %%p %%m (%%c)%%n
+logger.kafka.name=kafka
+logger.kafka.level=INFO
+logger.state.name=state.change.logger
+logger.state.level=WARN
+logger.request.name=kafka.request.logger
+logger.request.level=WARN
+`, filepath.Join(n.dir, "server.log"))
+	if err := os.WriteFile(filepath.Join(n.dir, "log4j2.properties"), []byte(log4j), 0o644); err != nil {
+		return fmt.Errorf("write broker %d log config: %w", n.id, err)
+	}
+	return nil
+}
+
+func (l *local) javaArgs(n *node, main string, args ...string) []string {
+	heap := os.Getenv(EnvKafkaHeap)
+	if heap == "" {
+		heap = "512m"
+	}
+	base := []string{
+		"-Xms128m", "-Xmx" + heap,
+		"-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData",
+		"-Djava.awt.headless=true",
+		"-Djava.io.tmpdir=" + n.dir,
+		"-Dlog4j2.configurationFile=" + filepath.Join(n.dir, "log4j2.properties"),
+		"-cp", filepath.Join(l.libs, "*"),
+		main,
+	}
+	return append(base, args...)
+}
+
+func (l *local) format(ctx context.Context, n *node, clusterID string) error {
+	cmd := exec.CommandContext(ctx, l.java, l.javaArgs(n, "kafka.tools.StorageTool",
+		"format", "-t", clusterID, "-c", filepath.Join(n.dir, "server.properties"))...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("format storage of broker %d: %w\n%s", n.id, err, tail(string(out), 20))
+	}
+	return nil
+}
+
+const startedLine = "Kafka Server started"
+
+// start launches node n's JVM and waits until its log says it started.
+func (l *local) start(ctx context.Context, n *node) error {
+	n.mu.Lock()
+	if n.cmd != nil {
+		n.mu.Unlock()
+		return fmt.Errorf("broker %d is already running", n.id)
+	}
+	logPath := filepath.Join(n.dir, "server.log")
+	before := countLines(logPath, startedLine)
+	out, err := os.OpenFile(filepath.Join(n.dir, "stdout.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		n.mu.Unlock()
+		return fmt.Errorf("broker %d stdout: %w", n.id, err)
+	}
+	cmd := exec.Command(l.java, l.javaArgs(n, "kafka.Kafka", filepath.Join(n.dir, "server.properties"))...)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := startChild(cmd); err != nil {
+		out.Close()
+		n.mu.Unlock()
+		return fmt.Errorf("start broker %d: %w", n.id, err)
+	}
+	if err := os.WriteFile(filepath.Join(n.dir, "pid"), []byte(strconv.Itoa(cmd.Process.Pid)), 0o644); err != nil {
+		_ = cmd.Process.Kill()
+	}
+	exited := make(chan struct{})
+	n.cmd, n.exited = cmd, exited
+	n.mu.Unlock()
+	go func() {
+		_ = cmd.Wait()
+		out.Close()
+		os.Remove(filepath.Join(n.dir, "pid"))
+		n.mu.Lock()
+		if n.cmd == cmd {
+			n.cmd = nil
+		}
+		n.mu.Unlock()
+		close(exited)
+	}()
+
+	ctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if countLines(logPath, startedLine) > before {
+			return nil
+		}
+		select {
+		case <-exited:
+			return fmt.Errorf("broker %d exited during start:\n%s\n%s", n.id,
+				tail(readFile(filepath.Join(n.dir, "stdout.log")), 20), tail(readFile(logPath), 30))
+		case <-ctx.Done():
+			return fmt.Errorf("broker %d did not start within %s: %w", n.id, startTimeout, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+func countLines(path, needle string) int {
+	return strings.Count(readFile(path), needle)
+}
+
+func readFile(path string) string {
+	b, _ := os.ReadFile(path)
+	return string(b)
+}
+
+func (l *local) node(id int32) (*node, error) {
+	if id < 1 || int(id) > len(l.nodes) {
+		return nil, fmt.Errorf("cluster %s has no broker %d", l.name, id)
+	}
+	return l.nodes[id-1], nil
+}
+
+// signal sends sig to node id's JVM and waits for it to exit.
+func (l *local) signal(ctx context.Context, id int32, sig syscall.Signal) error {
+	n, err := l.node(id)
+	if err != nil {
+		return err
+	}
+	n.mu.Lock()
+	cmd, exited := n.cmd, n.exited
+	n.mu.Unlock()
+	if cmd == nil {
+		return fmt.Errorf("broker %d of %s is not running", id, l.name)
+	}
+	if err := cmd.Process.Signal(sig); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("signal broker %d: %w", id, err)
+	}
+	select {
+	case <-exited:
+		return nil
+	case <-ctx.Done():
+		_ = cmd.Process.Kill()
+		<-exited
+		return fmt.Errorf("broker %d did not exit after %v; killed: %w", id, sig, ctx.Err())
+	}
+}
+
+// KillBroker sends SIGKILL to the broker and waits until it is gone.
+func (l *local) KillBroker(ctx context.Context, id int32) error {
+	return l.signal(ctx, id, syscall.SIGKILL)
+}
+
+// StopBroker sends SIGTERM (controlled shutdown) and waits for exit.
+func (l *local) StopBroker(ctx context.Context, id int32) error {
+	return l.signal(ctx, id, syscall.SIGTERM)
+}
+
+// StartBroker restarts the broker with its data dir intact and waits until
+// it has started and is in the cluster's metadata again.
+func (l *local) StartBroker(ctx context.Context, id int32) error {
+	n, err := l.node(id)
+	if err != nil {
+		return err
+	}
+	if err := l.start(ctx, n); err != nil {
+		return err
+	}
+	return waitBrokers(ctx, l, len(l.nodes))
+}
+
+func (l *local) Name() string { return l.name }
+func (l *local) Kind() Kind   { return Local }
+
+func (l *local) Brokers() []Broker {
+	out := make([]Broker, 0, len(l.nodes))
+	for _, n := range l.nodes {
+		out = append(out, Broker{ID: n.id, Addr: n.link.Addr(), Direct: fmt.Sprintf("127.0.0.1:%d", n.client)})
+	}
+	return out
+}
+
+func (l *local) Bootstrap() []string {
+	var out []string
+	for _, b := range l.Brokers() {
+		out = append(out, b.Addr)
+	}
+	return out
+}
+
+func (l *local) ClientOpts() []kgo.Opt { return []kgo.Opt{kgo.SeedBrokers(l.Bootstrap()...)} }
+
+func (l *local) Link(id int32) *Link {
+	n, err := l.node(id)
+	if err != nil {
+		return nil
+	}
+	return n.link
+}
+
+// Root is the cluster's temp dir (broker data and logs).
+func (l *local) Root() string { return l.root }
+
+// LogTail returns the last n lines of each broker's server.log.
+func (l *local) LogTail(n int) string {
+	var b strings.Builder
+	for _, nd := range l.nodes {
+		s := readFile(filepath.Join(nd.dir, "server.log"))
+		if s == "" {
+			continue
+		}
+		fmt.Fprintf(&b, "--- %s broker %d server.log (last %d lines) ---\n%s\n", l.name, nd.id, n, tail(s, n))
+	}
+	return b.String()
+}
+
+// Close kills every broker, removes the temp dir and stops the proxies.
+func (l *local) Close() error {
+	l.closeMu.Lock()
+	defer l.closeMu.Unlock()
+	if l.closed {
+		return nil
+	}
+	l.closed = true
+	for _, n := range l.nodes {
+		n.mu.Lock()
+		cmd, exited := n.cmd, n.exited
+		n.mu.Unlock()
+		if cmd != nil {
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+		if n.link != nil {
+			n.link.close()
+		}
+	}
+	err := os.RemoveAll(l.root)
+	if rerr := l.reaper.done(); err == nil {
+		err = rerr
+	}
+	return err
+}
