@@ -1,4 +1,134 @@
 // Package replicator copies Kafka topics from a source cluster to a
-// destination cluster exactly once, in one hop. See the package's doc.go
-// sections below for the algorithm and the decisions behind it.
+// destination cluster exactly once, in one hop.
+//
+// # Map
+//
+//   - config.go: Config (plain struct, documented defaults), Validate, topic
+//     selection and naming, the names of reo's own objects.
+//   - replicator.go: Replicator, New, Run, Ready; the ownership group and the
+//     lifecycle of shard workers.
+//   - topics.go: the topic refresher: lists source topics, creates and grows
+//     destination topics, and publishes the plan (which shard copies which
+//     source partition to which destination topic).
+//   - worker.go: shardWorker, one per owned shard: sessions, fencing, restart
+//     policy.
+//   - read.go: reading the destination with read_committed to its exact end
+//     (checkpoints, and the "is this destination partition empty" check).
+//   - copy.go: copier, the transaction loop of a session.
+//   - checkpoint.go: the checkpoint record encoding and ShardOf.
+//   - errors.go: the exported errors that stop replication, and the one place
+//     that decides what is fatal (fatal) and what is a fence (fenced).
+//   - metrics.go: the Prometheus metrics.
+//
+// # Algorithm
+//
+// The destination is the only place an atomic commit is possible, so the
+// source position lives there. Source partition (topic, p) belongs to shard
+// ShardOf(topic, p, Shards) (FNV-1a, fixed forever). Shard k has the
+// transactional id "reo-<name>-shard-<k>" and writes its checkpoints only to
+// partition k of the compacted topic "__reo-<name>-checkpoints".
+//
+// Ownership: every instance joins consumer group "reo-<name>" on the
+// destination, subscribed to "__reo-<name>-control", which has one partition
+// per shard. Owning control partition k means owning shard k. The
+// cooperative-sticky balancer moves only the shards that must move. A revoked
+// or lost shard's worker is stopped (it commits what it has, or aborts) before
+// the callback returns.
+//
+// A shard worker runs sessions. A session:
+//
+//  1. creates a transactional producer and calls InitProducerID explicitly.
+//     This fences the previous owner: its epoch is now stale, it can neither
+//     produce nor commit, and its open transaction is aborted.
+//  2. waits until the checkpoint partition has no open transaction (last
+//     stable offset == high watermark; the fenced owner's transaction is being
+//     aborted), then reads partition k with read_committed to that end. The
+//     last record per key wins. Markers are read too (KeepControlRecords), so
+//     the reader knows exactly when it has reached the end.
+//  3. opens a source client (read_committed, explicit partitions, no group,
+//     NoResetOffset so an out-of-range offset is an error, never a reset) at
+//     each partition's checkpoint, or at the source log start for a partition
+//     that has none.
+//  4. loops: poll; begin a transaction on the first record; produce each
+//     record to the same partition number of the destination topic with the
+//     same key, value (nil stays nil, empty stays empty), headers in order
+//     and timestamp; every CommitInterval (or BatchMaxBytes/BatchMaxRecords)
+//     flush, produce one checkpoint per touched source partition (next source
+//     offset, and the source and destination offset ranges of the batch),
+//     and commit.
+//
+// Any failure ends the session: the open transaction is aborted (best effort;
+// the next InitProducerID aborts it anyway), the in-memory position is
+// discarded, and the next session starts from the checkpoint after a backoff.
+// Nothing ever continues from an offset that was not committed.
+//
+// # Fencing
+//
+// A worker that gets ProducerFenced, InvalidProducerEpoch,
+// InvalidProducerIDMapping or InvalidTxnState has lost its transactional id:
+// either the group moved the shard and this instance has not heard yet (it is
+// the zombie), or its transaction timed out. It does not crash-loop: it waits
+// FencedRetryDelay (default 2 × SessionTimeout), by which time the group has
+// revoked the shard if it moved; if the group still says it owns the shard it
+// takes it back with a new session (which fences again). Two instances
+// fighting over a shard can only slow each other down, never duplicate or
+// lose data, because every session fences before it reads.
+//
+// # What stops replication
+//
+// Errors that would skip or duplicate data stop Run with an exported error
+// naming topic, partition and offset: SourceGapError (checkpoint below the
+// source log start, or the client saw data loss), SourceTruncatedError
+// (checkpoint beyond the source log end), RecordTooLargeError,
+// PartitionCountError (destination has fewer partitions than the source),
+// NonEmptyDestinationError, CheckpointDecodeError, AuthError, ConfigError and
+// a shard count that differs from the existing checkpoint topic's. With
+// AllowDataLoss, gaps, truncations and too-large records are skipped, logged
+// and counted in reo_skipped_records_total. Other errors (network, leader
+// moves, coordinator moves, CONCURRENT_TRANSACTIONS, which kgo retries in
+// place) restart the shard from its checkpoint.
+//
+// # Decisions beyond DESIGN.md
+//
+//   - Shards defaults to 16: enough for 16 instances, few enough that every
+//     shard having its own producer and source client is cheap. It must never
+//     change for a name; reo refuses a checkpoint topic whose partition count
+//     differs.
+//   - The explicit InitProducerID before the checkpoint read matters even with
+//     the LSO wait: without it, the old owner can keep committing after the
+//     new owner read the checkpoint (TestZombieIsFencedBeforeCheckpointRead).
+//   - A partition without a checkpoint is not copied into a destination
+//     partition that already holds committed records (aborted records and
+//     markers do not count): that usually means lost checkpoints or a renamed
+//     replication, and copying would duplicate. AllowNonEmptyDestination
+//     overrides it.
+//   - Checkpoint keys include the source cluster id; checkpoints of another
+//     source cluster id are ignored (and logged).
+//   - A destination topic with fewer partitions than its source is refused
+//     the first time this process sees it. Once verified, a source that grows
+//     makes reo grow the destination. A source that grew while no reo was
+//     running therefore needs the operator to grow the destination (the error
+//     says how); reo cannot tell that case from a misconfigured topic.
+//   - Destination topics must use message.timestamp.type=CreateTime (reo
+//     creates them so and refuses LogAppendTime ones), or timestamps would be
+//     rewritten.
+//   - kgo rejects a record on its own when it exceeds the destination topic's
+//     max.message.bytes (ProducerBatchMaxBytesFn), so the error names the exact
+//     record. If the broker instead rejects a whole batch, reo cannot tell
+//     which record was at fault and never skips it, even with AllowDataLoss.
+//   - Producer memory is bounded by the batch size: a transaction ends once
+//     BatchMaxBytes is reached and is flushed before the next begins.
+//   - The admin clients refresh metadata at most every second (kgo caches it
+//     for 5 s by default) so new topics and partitions are seen within
+//     TopicRefreshInterval + 1 s.
+//   - On stop (ctx cancel, revoke) the open transaction is committed within a
+//     5 s grace period, or aborted; Run returns within 10 s.
+//
+// # Testing
+//
+// Tests run on in-process kfake clusters. kfake completes transactions
+// synchronously and has no replication, so races that need a slow marker
+// write or a coordinator move do not show there: the code handles them for
+// real Kafka (LSO wait with a deadline, kgo's in-place retries), and the crash
+// tests on real clusters are the last word.
 package replicator
