@@ -2,6 +2,7 @@ package replicator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -100,16 +101,21 @@ func (r *Replicator) readCommitted(ctx context.Context, spans map[tp]span, fn fu
 		return err
 	}
 	defer cl.Close()
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
+	// Give up only when nothing arrives for a minute: a large partition
+	// may take longer than that to read, but it keeps making progress.
 	for len(left) > 0 {
-		fs := cl.PollFetches(ctx)
+		pctx, cancel := context.WithTimeout(ctx, time.Minute)
+		fs := cl.PollFetches(pctx)
+		cancel()
 		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("read %v: %w", left, err)
+			return err
+		}
+		if fs.Empty() || (fs.NumRecords() == 0 && pctx.Err() != nil) {
+			return fmt.Errorf("read destination partitions %v: no progress for a minute", left)
 		}
 		var ferr error
 		fs.EachError(func(t string, p int32, err error) {
-			if ferr == nil {
+			if ferr == nil && !errors.Is(err, context.DeadlineExceeded) {
 				ferr = asAuth("destination", "reading "+t, fmt.Errorf("read %s partition %d: %w", t, p, err))
 			}
 		})

@@ -49,13 +49,22 @@ const defaultMaxMessageBytes = 1048588
 // ensureOwnTopics creates the control and checkpoint topics with one partition
 // per shard, and refuses existing ones with another partition count.
 func (r *Replicator) ensureOwnTopics(ctx context.Context) error {
-	compact := "compact"
+	// The checkpoint topic is read whole by every new session, so it is
+	// compacted eagerly: small segments that roll hourly, and a low dirty
+	// ratio. Otherwise a busy shard's partition grows by GBs per day before
+	// the cleaner may touch it.
+	checkpointConfigs := map[string]*string{
+		"cleanup.policy":            kadm.StringPtr("compact"),
+		"segment.bytes":             kadm.StringPtr("16777216"),
+		"segment.ms":                kadm.StringPtr("3600000"),
+		"min.cleanable.dirty.ratio": kadm.StringPtr("0.1"),
+	}
 	for _, t := range []struct {
 		name    string
 		configs map[string]*string
 	}{
 		{r.cfg.controlTopic(), nil},
-		{r.cfg.checkpointTopic(), map[string]*string{"cleanup.policy": &compact}},
+		{r.cfg.checkpointTopic(), checkpointConfigs},
 	} {
 		resp, err := r.dstAdm.CreateTopic(ctx, int32(r.cfg.Shards), r.cfg.ReplicationFactor, t.configs, t.name)
 		if err == nil {
