@@ -89,6 +89,7 @@ type sentry struct {
 	next      eref // next windowed source record with the same identity
 	state     uint8
 	wrongViol int32 // stored wrong-partition violation of a tentative match, or -1
+	wrongLane int32 // lane of that tentative match
 	corrViol  int32 // stored corrupted violation of that match, or -1
 	hasCorr   bool
 }
@@ -273,7 +274,7 @@ func (s *Stream) AddDest(r *Record) {
 		}
 	}
 	s.index()
-	here, wrongHere, elsewhere, first, firstHere := noEref, noEref, noEref, noEref, noEref
+	here, wrongHere, elsewhere, wrongAfter, first, firstHere := noEref, noEref, noEref, noEref, noEref, noEref
 	e, ok := s.ids.get(fp.id)
 	if !ok {
 		e = noEref
@@ -292,6 +293,8 @@ func (s *Stream) AddDest(r *Record) {
 			}
 		} else if ent.state == stUnmatched && elsewhere == noEref {
 			elsewhere = e
+		} else if ent.state == stMatchedWrong && wrongAfter == noEref && laneLess(l, s.all[ent.wrongLane]) {
+			wrongAfter = e
 		}
 		if first == noEref {
 			first = e
@@ -306,11 +309,24 @@ func (s *Stream) AddDest(r *Record) {
 		s.b.rekind(int(ent.wrongViol), KindWrongPartition, KindDuplicated, detailDuplicated)
 		if ent.hasCorr {
 			s.b.retract(int(ent.corrViol), KindCorrupted)
+			ent.hasCorr = false
 		}
 		s.matchHere(l, wrongHere, r, &fp)
 	case elsewhere != noEref:
 		v := viewOf(r)
 		s.pairWrong(elsewhere, l, &v, &fp)
+	case wrongAfter != noEref:
+		// Two copies in wrong partitions: as in Check, the copy in the
+		// first lane (in lane order) is the wrong-partition one, whatever
+		// the order they were read in; the other is a duplicate.
+		ent := s.entry(wrongAfter)
+		s.b.rekind(int(ent.wrongViol), KindWrongPartition, KindDuplicated, detailDuplicated)
+		if ent.hasCorr {
+			s.b.retract(int(ent.corrViol), KindCorrupted)
+			ent.hasCorr = false
+		}
+		v := viewOf(r)
+		s.pairWrong(wrongAfter, l, &v, &fp)
 	case first != noEref && fp.flags&flagHasID != 0:
 		v := viewOf(r)
 		s.duplicate(l, &v, cmpOr(firstHere, first))
@@ -320,6 +336,15 @@ func (s *Stream) AddDest(r *Record) {
 	default:
 		s.pendDest(l, r, &fp)
 	}
+}
+
+// laneLess orders lanes as Check does: by source, then destination
+// partition.
+func laneLess(a, b *slane) bool {
+	if c := compareTP(a.src, b.src); c != 0 {
+		return c < 0
+	}
+	return compareTP(a.dst, b.dst) < 0
 }
 
 func cmpOr(a, b eref) eref {
@@ -369,7 +394,7 @@ func (s *Stream) checkContent(sl, l *slane, ent *sentry, dv *recView, fp *finger
 func (s *Stream) pairWrong(e eref, l *slane, dv *recView, fp *fingerprint) {
 	ent := s.entry(e)
 	sl := s.all[e.lane]
-	ent.state = stMatchedWrong
+	ent.state, ent.wrongLane = stMatchedWrong, l.idx
 	ent.wrongViol = int32(s.b.add(Violation{Kind: KindWrongPartition, Topic: sl.src.Topic, Partition: sl.src.Partition,
 		SourceOffset: ent.view.offset, DestTopic: l.dst.Topic, DestPartition: l.dst.Partition, DestOffset: dv.offset,
 		ID: dv.idString(), Detail: detailWrongPart, Excerpt: excerpt(&ent.view, dv)}))

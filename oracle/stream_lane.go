@@ -234,7 +234,8 @@ func (s *Stream) pendDest(l *slane, r *Record, fp *fingerprint) {
 
 // takePending removes from the waiting list and returns the destination
 // record with identity id that a source record of lane li should pair
-// with: the oldest in lane li, else the oldest anywhere; -1 if none.
+// with: the oldest in lane li, else the oldest in the first lane in lane
+// order (as Check pairs them); -1 if none.
 func (s *Stream) takePending(id uint64, li int32) int32 {
 	head, ok := s.pend[id]
 	if !ok {
@@ -245,6 +246,9 @@ func (s *Stream) takePending(id uint64, li int32) int32 {
 		if s.pd[cur].lane == li {
 			pick = cur
 			break
+		}
+		if laneLess(s.all[s.pd[cur].lane], s.all[s.pd[pick].lane]) {
+			pick = cur
 		}
 	}
 	s.unlinkPending(id, pick)
