@@ -200,3 +200,42 @@ func TestNonEmptyDestinationRefused(t *testing.T) {
 	start(t, cfg)
 	waitFor(t, 30*time.Second, countIs(t, dst, "users", 10))
 }
+
+// TestSourceTruncatedStops proves that a checkpoint beyond the end of its
+// source partition (the topic was deleted and recreated) stops the replicator
+// with an error naming topic, partition and both offsets, instead of silently
+// waiting for offsets that the new topic's records will never be copied from.
+func TestSourceTruncatedStops(t *testing.T) {
+	src := newCluster(t, "src", 1, "jobs")
+	dst := newCluster(t, "dst", 1)
+	cfg := testConfig(src, dst, "jobs")
+	produceNumbered(t, src, "jobs", "old", 10, 1)
+	run := start(t, cfg)
+	waitFor(t, 30*time.Second, countIs(t, dst, "jobs", 10))
+	run.stop(t)
+
+	adm := admin(t, src)
+	if _, err := adm.DeleteTopic(context.Background(), "jobs"); err != nil {
+		t.Fatalf("delete source topic: %v", err)
+	}
+	waitFor(t, 10*time.Second, func() string {
+		resp, err := adm.CreateTopic(context.Background(), 1, -1, nil, "jobs")
+		if err == nil {
+			err = resp.Err
+		}
+		if err != nil {
+			return fmt.Sprintf("recreate source topic: %v", err)
+		}
+		return ""
+	})
+	produceNumbered(t, src, "jobs", "new", 4, 1)
+
+	err := start(t, cfg).waitErr(t, 20*time.Second)
+	var tr *SourceTruncatedError
+	if !errors.As(err, &tr) {
+		t.Fatalf("Run returned %v, want a *SourceTruncatedError", err)
+	}
+	if tr.Topic != "jobs" || tr.Partition != 0 || tr.Offset != 10 || tr.LogEndOffset != 4 {
+		t.Errorf("error names %s/%d offset %d end %d, want jobs/0 offset 10 end 4", tr.Topic, tr.Partition, tr.Offset, tr.LogEndOffset)
+	}
+}
