@@ -1,0 +1,103 @@
+package cluster_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/reo-kafka/reo/cluster"
+)
+
+const helperEnv = "REO_CLUSTER_CLEANUP_HELPER"
+
+// TestHelperStartAndDie is not a test on its own: TestNoLeftoversAfterPanic
+// runs it in a child process, where it starts a local cluster, reports the
+// broker pid and temp dir, and then dies as a failing test binary would.
+func TestHelperStartAndDie(t *testing.T) {
+	how := os.Getenv(helperEnv)
+	if how == "" {
+		t.Skip("helper process for TestNoLeftoversAfterPanic")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := cluster.Start(ctx, cluster.Local, cluster.Spec{Name: "leftover", Brokers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := c.(interface{ Root() string }).Root()
+	pid, err := os.ReadFile(filepath.Join(root, "broker-1", "pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(os.Getenv(helperEnv+"_OUT"), []byte(root+"\n"+string(pid)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	switch how {
+	case "panic":
+		panic("deliberate panic with a running cluster")
+	case "sigkill":
+		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		time.Sleep(time.Minute)
+	}
+}
+
+// TestNoLeftoversAfterPanic proves a test binary that panics, or is killed
+// with SIGKILL, while a local cluster runs leaves no broker JVM and no temp
+// dir behind.
+func TestNoLeftoversAfterPanic(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a JVM broker")
+	}
+	ctx := context.Background()
+	if err := cluster.Available(ctx, cluster.Local); err != nil {
+		if errors.Is(err, cluster.ErrUnavailable) {
+			t.Skipf("provider local: %v", err)
+		}
+		t.Fatal(err)
+	}
+	for _, how := range []string{"panic", "sigkill"} {
+		t.Run(how, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "report")
+			cmd := exec.Command(os.Args[0], "-test.run=^TestHelperStartAndDie$", "-test.count=1")
+			cmd.Env = append(os.Environ(), helperEnv+"="+how, helperEnv+"_OUT="+out)
+			output, err := cmd.CombinedOutput()
+			if err == nil {
+				t.Fatalf("helper process exited cleanly; it was meant to die:\n%s", output)
+			}
+			report, rerr := os.ReadFile(out)
+			if rerr != nil {
+				t.Fatalf("helper wrote no report (%v):\n%s", rerr, output)
+			}
+			lines := strings.SplitN(string(report), "\n", 2)
+			root := lines[0]
+			pid, perr := strconv.Atoi(strings.TrimSpace(lines[1]))
+			if perr != nil || root == "" {
+				t.Fatalf("bad helper report %q", report)
+			}
+			deadline := time.Now().Add(20 * time.Second)
+			for {
+				alive := syscall.Kill(pid, 0) == nil
+				_, statErr := os.Stat(root)
+				dirGone := errors.Is(statErr, os.ErrNotExist)
+				if !alive && dirGone {
+					return
+				}
+				if time.Now().After(deadline) {
+					if alive {
+						_ = syscall.Kill(pid, syscall.SIGKILL)
+					}
+					os.RemoveAll(root)
+					t.Fatalf("after the test binary died (%s): broker pid %d alive=%v, temp dir %s removed=%v", how, pid, alive, root, dirGone)
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+		})
+	}
+}
