@@ -129,6 +129,9 @@ func (c *checker) loadSource(src Log) {
 			li = c.lane(TopicPartition{dt, tp.Partition}, tp)
 			c.b.v.Checked += len(recs)
 		}
+		if li >= 0 {
+			c.ls[li].srcRecs = slices.Grow(c.ls[li].srcRecs, len(recs))
+		}
 		for _, r := range recs {
 			fp := fingerprintOf(r, th)
 			checkHistory(c.b, c.hist, r, &fp)
@@ -187,6 +190,7 @@ func (c *checker) loadDest(dst Log) {
 		if !ok {
 			th = mix(topicHash(tp.Topic), 1) // matches no source content
 		}
+		l.dstRecs = slices.Grow(l.dstRecs, len(recs))
 		for _, r := range recs {
 			l.dstRecs = append(l.dstRecs, wrec{rec: r, fp: fingerprintOf(r, th), peer: noRef})
 		}
@@ -200,13 +204,21 @@ func (c *checker) loadDest(dst Log) {
 	for i, l := range c.ls {
 		c.lanes[l.dst] = i
 	}
-	c.ids = map[uint64][]ref{}
-	for li, l := range c.ls {
-		for i := range l.srcRecs {
-			id := l.srcRecs[i].fp.id
-			c.ids[id] = append(c.ids[id], ref{int32(li), int32(i)})
+}
+
+// refs returns the source records with identity id, in lane order. The
+// index is built on first use: a correct run never needs it.
+func (c *checker) refs(id uint64) []ref {
+	if c.ids == nil {
+		c.ids = map[uint64][]ref{}
+		for li, l := range c.ls {
+			for i := range l.srcRecs {
+				id := l.srcRecs[i].fp.id
+				c.ids[id] = append(c.ids[id], ref{int32(li), int32(i)})
+			}
 		}
 	}
+	return c.ids[id]
 }
 
 func (c *checker) src(r ref) *wrec { return &c.ls[r.lane].srcRecs[r.idx] }
@@ -214,9 +226,19 @@ func (c *checker) src(r ref) *wrec { return &c.ls[r.lane].srcRecs[r.idx] }
 func (c *checker) match() {
 	// Copies in the expected partition first.
 	for li, l := range c.ls {
+		cursor := 0 // no source record of l before it is unmatched
 		for j := range l.dstRecs {
 			d := &l.dstRecs[j]
-			for _, r := range c.ids[d.fp.id] {
+			for cursor < len(l.srcRecs) && l.srcRecs[cursor].state != stUnmatched {
+				cursor++
+			}
+			if cursor < len(l.srcRecs) && l.srcRecs[cursor].fp.id == d.fp.id {
+				// the first unmatched record with this identity: what the
+				// lookup below would find, without the index
+				c.pair(ref{int32(li), int32(cursor)}, ref{int32(li), int32(j)}, stMatched)
+				continue
+			}
+			for _, r := range c.refs(d.fp.id) {
 				if int(r.lane) == li && c.src(r).state == stUnmatched {
 					c.pair(r, ref{int32(li), int32(j)}, stMatched)
 					break
@@ -231,7 +253,7 @@ func (c *checker) match() {
 			if d.peer != noRef {
 				continue
 			}
-			refs := c.ids[d.fp.id]
+			refs := c.refs(d.fp.id)
 			if k := slices.IndexFunc(refs, func(r ref) bool { return c.src(r).state == stUnmatched }); k >= 0 {
 				c.pair(refs[k], ref{int32(li), int32(j)}, stMatchedWrong)
 				continue
@@ -258,6 +280,10 @@ func (c *checker) pair(r, dr ref, state uint8) {
 	dl := c.ls[dr.lane]
 	d := &dl.dstRecs[dr.idx]
 	s.state, s.peer, d.peer = state, dr, r
+	f := diff(&s.fp, &d.fp)
+	if state == stMatched && f == 0 {
+		return
+	}
 	sl := c.ls[r.lane]
 	sv, dv := viewOf(s.rec), viewOf(d.rec)
 	base := Violation{Topic: sl.src.Topic, Partition: sl.src.Partition, SourceOffset: s.rec.Offset,
@@ -268,7 +294,7 @@ func (c *checker) pair(r, dr ref, state uint8) {
 		x.Kind, x.Detail = KindWrongPartition, detailWrongPart
 		c.b.add(x)
 	}
-	if f := diff(&s.fp, &d.fp); f != 0 {
+	if f != 0 {
 		x := base
 		x.Kind, x.Fields, x.Detail = KindCorrupted, fieldList(f), detailCorrupted
 		c.b.add(x)
