@@ -1,0 +1,83 @@
+package cluster_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/reo-kafka/reo/cluster"
+)
+
+// TestPomPinsKafkaVersion proves kafka/pom.xml (what `make kafka` fetches)
+// and cluster.KafkaVersion (what the providers run) name the same release.
+func TestPomPinsKafkaVersion(t *testing.T) {
+	root, err := cluster.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pom, err := os.ReadFile(filepath.Join(root, "kafka", "pom.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`<kafka.version>([^<]+)</kafka.version>`).FindSubmatch(pom)
+	if m == nil {
+		t.Fatal("kafka/pom.xml has no <kafka.version>")
+	}
+	if string(m[1]) != cluster.KafkaVersion {
+		t.Fatalf("kafka/pom.xml pins %s, cluster.KafkaVersion is %s", m[1], cluster.KafkaVersion)
+	}
+	if !strings.HasSuffix(cluster.KafkaImage, ":"+cluster.KafkaVersion) {
+		t.Fatalf("KafkaImage %s is not version %s", cluster.KafkaImage, cluster.KafkaVersion)
+	}
+}
+
+// TestStartRejectsBadSpecs proves a bad spec or provider name is an error
+// that names the field, not a panic or a silently different cluster.
+func TestStartRejectsBadSpecs(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		kind cluster.Kind
+		spec cluster.Spec
+		want string
+	}{
+		{cluster.InProcess, cluster.Spec{Name: "x", Brokers: 2}, "Brokers is 2"},
+		{cluster.InProcess, cluster.Spec{Brokers: 1}, "Name is empty"},
+		{cluster.InProcess, cluster.Spec{Name: "a b", Brokers: 1}, "must not contain spaces"},
+		{"kraftless", cluster.Spec{Name: "x", Brokers: 1}, `unknown cluster provider "kraftless"`},
+	} {
+		c, err := cluster.Start(ctx, tc.kind, tc.spec)
+		if err == nil {
+			c.Close()
+			t.Errorf("Start(%s, %+v) succeeded, want error containing %q", tc.kind, tc.spec, tc.want)
+			continue
+		}
+		if !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Start(%s, %+v) = %v, want error containing %q", tc.kind, tc.spec, err, tc.want)
+		}
+	}
+}
+
+// TestExternalFromEnv proves the external provider reads its bootstrap
+// servers and SASL settings from the environment and rejects an unknown
+// SASL mechanism by naming the variable.
+func TestExternalFromEnv(t *testing.T) {
+	t.Setenv("REO_EXTERNAL_EXT_BOOTSTRAP_SERVERS", "127.0.0.1:1, 127.0.0.1:2")
+	c, err := cluster.Start(context.Background(), cluster.External, cluster.Spec{Name: "ext", Brokers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(c.Bootstrap(), ","); got != "127.0.0.1:1,127.0.0.1:2" {
+		t.Fatalf("bootstrap = %s", got)
+	}
+	if c.Link(0) != nil {
+		t.Fatal("external clusters are not proxied, yet Link returned a proxy")
+	}
+	t.Setenv("REO_EXTERNAL_EXT_SASL_MECHANISM", "GSSAPI")
+	if _, err := cluster.Start(context.Background(), cluster.External, cluster.Spec{Name: "ext", Brokers: 1}); err == nil ||
+		!strings.Contains(err.Error(), "REO_EXTERNAL_EXT_SASL_MECHANISM") {
+		t.Fatalf("unknown SASL mechanism: err = %v, want it to name REO_EXTERNAL_EXT_SASL_MECHANISM", err)
+	}
+}
