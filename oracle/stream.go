@@ -85,7 +85,7 @@ var noEref = eref{-1, -1}
 // sentry is one windowed source record.
 type sentry struct {
 	fp        fingerprint
-	view      recView
+	offset    int64
 	next      eref // next windowed source record with the same identity
 	state     uint8
 	wrongViol int32 // stored wrong-partition violation of a tentative match, or -1
@@ -235,7 +235,8 @@ func (s *Stream) AddSource(r *Record) {
 	pos := l.count
 	e := l.push(s.window)
 	*e = sentry{fp: fp, next: noEref, wrongViol: -1, corrViol: -1}
-	e.view.set(r)
+	e.offset = r.Offset
+	l.view(pos).set(r)
 	if len(s.pend) > 0 {
 		if pi := s.takePending(fp.id, l.idx); pi >= 0 {
 			s.matchPending(l, pos, pi)
@@ -364,25 +365,32 @@ func (s *Stream) invalid(tp TopicPartition, detail string) {
 func (s *Stream) matchHere(l *slane, e eref, r *Record, fp *fingerprint) {
 	ent := s.entry(e)
 	ent.state = stMatched
-	it := l.appendOrd()
-	it.pos, it.srcOff, it.pend = e.pos, ent.view.offset, -1
-	it.view.set(r)
-	s.checkContent(l, l, ent, &it.view, fp, false)
 	l.maxMatched = max(l.maxMatched, e.pos)
+	if l.ordHead == len(l.ord) && e.pos < l.futureMin() {
+		// A segment of one, in order: the common case needs no order buffer.
+		if diff(&ent.fp, fp) != 0 {
+			dv := viewOf(r)
+			s.checkContent(l, l, ent, l.view(e.pos), &dv, fp, false)
+		}
+		return
+	}
+	it := l.appendOrd()
+	it.pos, it.srcOff, it.pend = e.pos, ent.offset, -1
+	it.view.set(r)
+	s.checkContent(l, l, ent, l.view(e.pos), &it.view, fp, false)
 	s.tryCut(l, false)
 }
 
 // checkContent reports a corrupted pair; tentative pairs remember the
 // violation so a later copy in the right partition can retract it.
-func (s *Stream) checkContent(sl, l *slane, ent *sentry, dv *recView, fp *fingerprint, tentative bool) {
+func (s *Stream) checkContent(sl, l *slane, ent *sentry, sv, dv *recView, fp *fingerprint, tentative bool) {
 	f := diff(&ent.fp, fp)
 	if f == 0 {
 		return
 	}
 	i := s.b.add(Violation{Kind: KindCorrupted, Topic: sl.src.Topic, Partition: sl.src.Partition,
-		SourceOffset: ent.view.offset,
-		DestTopic:    l.dst.Topic, DestPartition: l.dst.Partition, DestOffset: dv.offset,
-		ID: dv.idString(), Fields: fieldList(f), Detail: detailCorrupted, Excerpt: excerpt(&ent.view, dv)})
+		SourceOffset: ent.offset, DestTopic: l.dst.Topic, DestPartition: l.dst.Partition, DestOffset: dv.offset,
+		ID: dv.idString(), Fields: fieldList(f), Detail: detailCorrupted, Excerpt: excerpt(sv, dv)})
 	if tentative {
 		ent.corrViol, ent.hasCorr = int32(i), true
 	}
@@ -396,9 +404,9 @@ func (s *Stream) pairWrong(e eref, l *slane, dv *recView, fp *fingerprint) {
 	sl := s.all[e.lane]
 	ent.state, ent.wrongLane = stMatchedWrong, l.idx
 	ent.wrongViol = int32(s.b.add(Violation{Kind: KindWrongPartition, Topic: sl.src.Topic, Partition: sl.src.Partition,
-		SourceOffset: ent.view.offset, DestTopic: l.dst.Topic, DestPartition: l.dst.Partition, DestOffset: dv.offset,
-		ID: dv.idString(), Detail: detailWrongPart, Excerpt: excerpt(&ent.view, dv)}))
-	s.checkContent(sl, l, ent, dv, fp, true)
+		SourceOffset: ent.offset, DestTopic: l.dst.Topic, DestPartition: l.dst.Partition, DestOffset: dv.offset,
+		ID: dv.idString(), Detail: detailWrongPart, Excerpt: excerpt(sl.view(e.pos), dv)}))
+	s.checkContent(sl, l, ent, sl.view(e.pos), dv, fp, true)
 }
 
 // duplicate reports destination record dv of lane l as a second copy of
@@ -407,8 +415,8 @@ func (s *Stream) duplicate(l *slane, dv *recView, e eref) {
 	ent := s.entry(e)
 	sl := s.all[e.lane]
 	s.b.add(Violation{Kind: KindDuplicated, Topic: sl.src.Topic, Partition: sl.src.Partition,
-		SourceOffset: ent.view.offset, DestTopic: l.dst.Topic, DestPartition: l.dst.Partition, DestOffset: dv.offset,
-		ID: dv.idString(), Detail: detailDuplicated, Excerpt: excerpt(&ent.view, dv)})
+		SourceOffset: ent.offset, DestTopic: l.dst.Topic, DestPartition: l.dst.Partition, DestOffset: dv.offset,
+		ID: dv.idString(), Detail: detailDuplicated, Excerpt: excerpt(sl.view(e.pos), dv)})
 }
 
 // Close ends the stream: destination records still waiting for their

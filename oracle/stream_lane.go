@@ -18,7 +18,8 @@ type slane struct {
 	src, dst TopicPartition
 	mapped   bool // a replicated source topic feeds this lane
 
-	ring        []sentry
+	ring        []sentry  // hot: what matching reads
+	views       []recView // cold: excerpts, same indexes as ring
 	mask        int64
 	base, count int64
 	fu          int64 // every position below fu is matched here or gone
@@ -48,16 +49,18 @@ func (l *slane) push(window int64) *sentry {
 		if limit := nextPow2(window); n > limit {
 			n = limit
 		}
-		nr := make([]sentry, n)
+		nr, nv := make([]sentry, n), make([]recView, n)
 		for p := l.base; p < l.count; p++ {
-			nr[p&int64(n-1)] = l.ring[p&l.mask]
+			nr[p&int64(n-1)], nv[p&int64(n-1)] = l.ring[p&l.mask], l.views[p&l.mask]
 		}
-		l.ring, l.mask = nr, int64(n-1)
+		l.ring, l.views, l.mask = nr, nv, int64(n-1)
 	}
 	e := &l.ring[l.count&l.mask]
 	l.count++
 	return e
 }
+
+func (l *slane) view(pos int64) *recView { return &l.views[pos&l.mask] }
 
 func nextPow2(n int64) int {
 	p := 1
@@ -163,11 +166,11 @@ func (s *Stream) evictAt(l *slane, closing bool) {
 			s.b.v.Unchecked++
 		case closing || l.maxMatched > pos:
 			s.b.add(Violation{Kind: KindLost, Topic: l.src.Topic, Partition: l.src.Partition,
-				SourceOffset: e.view.offset, DestTopic: l.dst.Topic, DestPartition: l.dst.Partition,
-				DestOffset: NoOffset, ID: e.view.idString(), Detail: detailLost, Excerpt: excerpt(&e.view, nil)})
+				SourceOffset: e.offset, DestTopic: l.dst.Topic, DestPartition: l.dst.Partition,
+				DestOffset: NoOffset, ID: l.view(pos).idString(), Detail: detailLost, Excerpt: excerpt(l.view(pos), nil)})
 		default:
 			if l.srcOrphans == 0 {
-				s.lag(l, e.view.offset, NoOffset, fmt.Sprintf(
+				s.lag(l, e.offset, NoOffset, fmt.Sprintf(
 					"destination more than %d records behind the source; records go unchecked until it catches up", s.window))
 			}
 			l.srcOrphans++
@@ -288,9 +291,9 @@ func (s *Stream) matchPending(l *slane, pos int64, pi int32) {
 	}
 	ent.state = stMatched
 	it := l.ordAt(p.ordIdx)
-	it.pos, it.srcOff, it.pend = pos, ent.view.offset, -1
+	it.pos, it.srcOff, it.pend = pos, ent.offset, -1
 	l.needFuture = 0
-	s.checkContent(l, l, ent, &p.view, &p.fp, false)
+	s.checkContent(l, l, ent, l.view(pos), &p.view, &p.fp, false)
 	l.maxMatched = max(l.maxMatched, pos)
 }
 
@@ -436,7 +439,7 @@ func (s *Stream) emit(l *slane, items []orditem) {
 		it := &items[s.at[k]]
 		var sv *recView
 		if it.pos >= l.base {
-			sv = &l.ring[it.pos&l.mask].view
+			sv = l.view(it.pos)
 		}
 		s.b.add(Violation{Kind: KindReordered, Topic: l.src.Topic, Partition: l.src.Partition,
 			SourceOffset: it.srcOff, DestTopic: l.dst.Topic, DestPartition: l.dst.Partition,
