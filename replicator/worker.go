@@ -131,6 +131,9 @@ func (w *shardWorker) session(ctx context.Context) error {
 	// aborts its open transaction. Only after this is the checkpoint
 	// final.
 	if _, _, err := prod.ProducerID(ctx); err != nil {
+		if errors.Is(err, kerr.InvalidTransactionTimeout) {
+			return &ConfigError{Field: "TransactionTimeout", Reason: fmt.Sprintf("%v is above the destination brokers' transaction.max.timeout.ms: %v", r.cfg.TransactionTimeout, err)}
+		}
 		return asAuth("destination", "transactional id "+w.txnID, fmt.Errorf("fence previous owner of shard %d (InitProducerID %s): %w", w.shard, w.txnID, err))
 	}
 	cps, err := w.readCheckpoints(ctx)

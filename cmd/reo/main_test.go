@@ -7,9 +7,11 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -200,5 +202,65 @@ func TestNoTestOnlyDependencies(t *testing.T) {
 		if strings.Contains(string(out), bad) {
 			t.Errorf("reo depends on %s, a test-only dependency", bad)
 		}
+	}
+}
+
+// TestBinarySIGTERM proves the built binary, configured only by kafka-reo's
+// environment contract, replicates and exits 0 within 10 seconds of SIGTERM.
+func TestBinarySIGTERM(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := t.TempDir() + "/reo"
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	src := cluster(t, "src", kfake.SeedTopics(2, "in"))
+	dst := cluster(t, "dst")
+	prod, err := kgo.NewClient(kgo.SeedBrokers(src.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prod.Close()
+	if err := prod.ProduceSync(context.Background(), &kgo.Record{Topic: "in", Value: []byte("hello")}).FirstErr(); err != nil {
+		t.Fatalf("produce: %v", err)
+	}
+
+	addr := freeAddr(t)
+	cmd := exec.Command(bin, "replicate", "--metrics-addr", addr)
+	cmd.Env = append(os.Environ(),
+		envSourceBootstrap+"="+strings.Join(src.ListenAddrs(), ","), envSourceTopic+"=in",
+		envDestBootstrap+"="+strings.Join(dst.ListenAddrs(), ","), envDestTopic+"=out",
+		"REO_SESSION_TIMEOUT=6s")
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() { _ = cmd.Process.Kill() }()
+
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		code, body := get("http://" + addr + "/metrics")
+		if code == 200 && strings.Contains(body, `reo_records_replicated_total{topic="in"} 1`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the binary did not replicate the record within 30s; stderr:\n%s", stderr.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("after SIGTERM the binary exited with %v, want status 0; stderr:\n%s", err, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the binary did not exit within 10s of SIGTERM; stderr:\n%s", stderr.String())
 	}
 }
