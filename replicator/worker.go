@@ -161,6 +161,9 @@ func (w *shardWorker) session(ctx context.Context) error {
 		if err := s.copy(ctx, parts, changed); err != nil {
 			return err
 		}
+		// The plan changed, perhaps with new destination partitions the
+		// producer's metadata does not know yet.
+		prod.ForceMetadataRefresh()
 		if ctx.Err() != nil {
 			return nil
 		}
