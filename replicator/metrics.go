@@ -46,7 +46,7 @@ func newMetrics(reg prometheus.Registerer, ready func() bool) (*metrics, error) 
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 20),
 		}),
 		lag: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "reo_partition_lag_records", Help: "Source high watermark minus the next offset to copy, for partitions this instance owns.",
+			Name: "reo_partition_lag_records", Help: "Source high watermark minus the next offset to copy, for partitions this instance owns, updated at each commit. A partition whose log ends with transaction markers or aborted records stays at a small positive value.",
 		}, []string{"topic", "partition"}),
 		shardsOwned: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "reo_shards_owned", Help: "Shards this instance owns.",
