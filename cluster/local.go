@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/reo-kafka/reo/internal/proc"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -250,7 +251,7 @@ func (l *local) start(ctx context.Context, n *node) error {
 	}
 	cmd := exec.Command(l.java, l.javaArgs(n, "kafka.Kafka", filepath.Join(n.dir, "server.properties"))...)
 	cmd.Stdout, cmd.Stderr = out, out
-	if err := startChild(cmd); err != nil {
+	if err := proc.Start(cmd); err != nil {
 		out.Close()
 		n.mu.Unlock()
 		return fmt.Errorf("start broker %d: %w", n.id, err)

@@ -5,48 +5,15 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"runtime"
-	"sync"
 	"syscall"
 )
 
-// Child processes (broker JVMs) must not outlive the test binary, even when
-// it panics or is killed. Two mechanisms make sure of it:
-//
-//  1. Every child is started with Pdeathsig=SIGKILL. Linux delivers it when
-//     the *thread* that forked the child exits, so all children are forked
-//     from one goroutine locked to an OS thread that never exits: the signal
-//     then fires exactly when the process dies.
-//  2. Every temp dir has a reaper: a tiny shell process reading a pipe from
-//     this process. When this process dies the pipe closes, and the reaper
-//     kills any pid still recorded in the dir and removes the dir.
-
-var (
-	spawnOnce sync.Once
-	spawnCh   chan func()
-)
-
-// startChild starts cmd from the locked spawner thread, with Pdeathsig set
-// and in its own process group.
-func startChild(cmd *exec.Cmd) error {
-	spawnOnce.Do(func() {
-		spawnCh = make(chan func())
-		go func() {
-			runtime.LockOSThread() // never unlocked: this thread lives as long as the process
-			for f := range spawnCh {
-				f()
-			}
-		}()
-	})
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
-	}
-	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
-	cmd.SysProcAttr.Setpgid = true
-	errc := make(chan error, 1)
-	spawnCh <- func() { errc <- cmd.Start() }
-	return <-errc
-}
+// Broker JVMs must not outlive the test binary, even when it panics or is
+// killed. Two mechanisms make sure of it: every JVM is started through
+// internal/proc (parent-death signal), and every cluster temp dir has a
+// reaper: a tiny shell process reading a pipe from this process. When this
+// process dies the pipe closes, and the reaper kills any pid still recorded
+// in the dir and removes the dir.
 
 // reaperScript waits for stdin to close, then kills every pid recorded in
 // "$1"/*/pid and removes "$1".

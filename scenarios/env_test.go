@@ -1,0 +1,193 @@
+package scenarios_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/reo-kafka/reo/chaos"
+	"github.com/reo-kafka/reo/cluster"
+	"github.com/reo-kafka/reo/oracle"
+	"github.com/reo-kafka/reo/scenarios"
+)
+
+func TestMain(m *testing.M) { cluster.RunTests(m) }
+
+var (
+	buildOnce sync.Once
+	reoBin    string
+	buildErr  error
+)
+
+// reoBinary builds cmd/reo once per test binary into the repository's
+// git-ignored .cache/bin.
+func reoBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		root, err := cluster.RepoRoot()
+		if err != nil {
+			buildErr = err
+			return
+		}
+		dir := filepath.Join(root, ".cache", "bin")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			buildErr = err
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		reoBin, buildErr = chaos.BuildReo(ctx, root, dir)
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return reoBin
+}
+
+// kinds returns the providers a scenario runs on: in-process always, and
+// the best real provider available (REO_KAFKA decides when set).
+func kinds(t *testing.T) []cluster.Kind {
+	t.Helper()
+	ks := []cluster.Kind{cluster.InProcess}
+	k, err := cluster.Choose(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k != cluster.InProcess {
+		ks = append(ks, k)
+	}
+	return ks
+}
+
+// pair returns shared source and destination clusters of kind.
+func pair(t *testing.T, kind cluster.Kind) (src, dst cluster.Cluster) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	var err error
+	if src, err = cluster.Shared(ctx, kind, cluster.Spec{Name: "source", Brokers: 1}); err != nil {
+		t.Fatalf("source cluster: %v", err)
+	}
+	if dst, err = cluster.Shared(ctx, kind, cluster.Spec{Name: "destination", Brokers: 1}); err != nil {
+		t.Fatalf("destination cluster: %v", err)
+	}
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		for _, c := range []cluster.Cluster{src, dst} {
+			if lt, ok := c.(cluster.LogTailer); ok {
+				t.Log(lt.LogTail(20))
+			}
+		}
+	})
+	return src, dst
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// metric reads one unlabelled-or-summed gauge/counter from a /metrics page.
+func metric(addr, name string) (float64, error) {
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	sum, found := 0.0, false
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, name) {
+			continue
+		}
+		rest := line[len(name):]
+		if rest == "" || (rest[0] != ' ' && rest[0] != '{') {
+			continue
+		}
+		f := strings.Fields(line)
+		v, err := strconv.ParseFloat(f[len(f)-1], 64)
+		if err == nil {
+			sum, found = sum+v, true
+		}
+	}
+	if !found {
+		return 0, fmt.Errorf("metric %s not exposed", name)
+	}
+	return sum, nil
+}
+
+// waitMetric polls until metric name at addr satisfies ok, the instance
+// exits, or ctx ends.
+func waitMetric(ctx context.Context, inst *chaos.Instance, addr, name string, ok func(float64) bool) error {
+	for {
+		if v, err := metric(addr, name); err == nil && ok(v) {
+			return nil
+		}
+		select {
+		case <-inst.Exited():
+			return fmt.Errorf("replicator %s exited (%v) while waiting for %s", inst.Name, inst.ExitErr(), name)
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s on %s: %w", name, inst.Name, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// converge polls the oracle until the destination holds everything the
+// source does, or ctx ends; it returns the last verdict.
+func converge(ctx context.Context, src, dst cluster.Cluster, topic string, hist *oracle.History) (oracle.Verdict, error) {
+	var last oracle.Verdict
+	for {
+		s, err := scenarios.Dump(ctx, cluster.DirectOpts(src), topic)
+		if err != nil {
+			return last, err
+		}
+		d, err := scenarios.Dump(ctx, cluster.DirectOpts(dst), topic)
+		if err == nil {
+			last = oracle.Check(s, d, oracle.IdentityMapping(), hist)
+			if last.OK() {
+				return last, nil
+			}
+			if !onlyLost(last) {
+				// Anything but missing records cannot heal by waiting.
+				return last, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			if err == nil {
+				err = errors.New("destination never caught up")
+			}
+			return last, fmt.Errorf("%w (%v)", err, ctx.Err())
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+func onlyLost(v oracle.Verdict) bool {
+	for k, n := range v.Counts {
+		if n > 0 && k != oracle.KindLost {
+			return false
+		}
+	}
+	return true
+}
