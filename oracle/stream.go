@@ -116,6 +116,7 @@ type orditem struct {
 	srcOff int64
 	pend   int32
 	view   recView // the destination record
+	src    recView // its source record, once paired: excerpts outlive the window
 }
 
 // NewStream returns a Stream that checks destination records against
@@ -375,7 +376,7 @@ func (s *Stream) matchHere(l *slane, e eref, r *Record, fp *fingerprint) {
 		return
 	}
 	it := l.appendOrd()
-	it.pos, it.srcOff, it.pend = e.pos, ent.offset, -1
+	it.pos, it.srcOff, it.pend, it.src = e.pos, ent.offset, -1, *l.view(e.pos)
 	it.view.set(r)
 	s.checkContent(l, l, ent, l.view(e.pos), &it.view, fp, false)
 	s.tryCut(l, false)

@@ -34,7 +34,8 @@ type slane struct {
 	needFuture int64 // skip cut attempts until futureMin reaches this
 
 	pHead, pTail int32 // FIFO of pending destination records (live or not)
-	pLen         int
+	pLen         int // records in the FIFO, decided ones included
+	pLive        int // records in the FIFO still waiting
 
 	indexed int64 // positions below are in Stream.ids (or gone)
 	dirty   bool  // listed in Stream.dirty
@@ -230,7 +231,10 @@ func (s *Stream) pendDest(l *slane, r *Record, fp *fingerprint) {
 	}
 	l.pTail = pi
 	l.pLen++
-	if int64(l.pLen) > s.window {
+	l.pLive++
+	// At most Window records wait; decided ones leave when they reach the
+	// head, and in any case the list stays within 4*Window.
+	for int64(l.pLive) > s.window || int64(l.pLen) > 4*s.window {
 		s.popPending(l, true, false)
 	}
 }
@@ -256,6 +260,7 @@ func (s *Stream) takePending(id uint64, li int32) int32 {
 	}
 	s.unlinkPending(id, pick)
 	s.pd[pick].live = false
+	s.all[s.pd[pick].lane].pLive--
 	return pick
 }
 
@@ -291,7 +296,7 @@ func (s *Stream) matchPending(l *slane, pos int64, pi int32) {
 	}
 	ent.state = stMatched
 	it := l.ordAt(p.ordIdx)
-	it.pos, it.srcOff, it.pend = pos, ent.offset, -1
+	it.pos, it.srcOff, it.pend, it.src = pos, ent.offset, -1, *l.view(pos)
 	l.needFuture = 0
 	s.checkContent(l, l, ent, l.view(pos), &p.view, &p.fp, false)
 	l.maxMatched = max(l.maxMatched, pos)
@@ -322,6 +327,7 @@ func (s *Stream) popPending(l *slane, capacity, closing bool) {
 	l.pLen--
 	if p.live {
 		p.live = false
+		l.pLive--
 		s.unlinkPending(p.fp.id, pi)
 		l.removeOrd(p.ordIdx)
 		if capacity && l.mapped && !closing {
@@ -437,12 +443,8 @@ func (s *Stream) emit(l *slane, items []orditem) {
 	s.drop = reorderedIn(s.seg, s.drop[:0])
 	for _, k := range s.drop {
 		it := &items[s.at[k]]
-		var sv *recView
-		if it.pos >= l.base {
-			sv = l.view(it.pos)
-		}
 		s.b.add(Violation{Kind: KindReordered, Topic: l.src.Topic, Partition: l.src.Partition,
 			SourceOffset: it.srcOff, DestTopic: l.dst.Topic, DestPartition: l.dst.Partition,
-			DestOffset: it.view.offset, ID: it.view.idString(), Detail: detailReordered, Excerpt: excerpt(sv, &it.view)})
+			DestOffset: it.view.offset, ID: it.view.idString(), Detail: detailReordered, Excerpt: excerpt(&it.src, &it.view)})
 	}
 }
