@@ -34,8 +34,8 @@ type slane struct {
 	needFuture int64 // skip cut attempts until futureMin reaches this
 
 	pHead, pTail int32 // FIFO of pending destination records (live or not)
-	pLen         int // records in the FIFO, decided ones included
-	pLive        int // records in the FIFO still waiting
+	pLen         int   // records in the FIFO, decided ones included
+	pLive        int   // records in the FIFO still waiting
 
 	indexed int64 // positions below are in Stream.ids (or gone)
 	dirty   bool  // listed in Stream.dirty
