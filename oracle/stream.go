@@ -62,10 +62,11 @@ type Stream struct {
 	closed  bool
 	verdict Verdict
 
-	seg  []int64 // scratch for tryCut
-	at   []int
-	drop []int
-	suf  []int64
+	copies []int32 // scratch for AddSource
+	seg    []int64 // scratch for tryCut
+	at     []int
+	drop   []int
+	suf    []int64
 }
 
 type streamTopic struct {
@@ -99,7 +100,7 @@ type pdest struct {
 	fp       fingerprint
 	view     recView
 	lane     int32
-	anchor   int64 // lane's highest matched source position when it arrived
+	anchor   int64 // the source position it should follow; see pendDest
 	ordIdx   int64 // its placeholder in the lane's order buffer
 	next     int32 // next pending record with the same identity
 	fifoNext int32 // next pending record of the lane, by arrival
@@ -230,24 +231,39 @@ func (s *Stream) AddSource(r *Record) {
 		s.invalid(l.src, fmt.Sprintf("source offset %d after %d", r.Offset, l.lastSrc))
 	}
 	l.lastSrc = r.Offset
+	pi := int32(-1)
+	s.copies = s.copies[:0]
+	if len(s.pend) > 0 {
+		pi = s.takePending(fp.id, l.idx) // a copy read before its source
+		if pi >= 0 && fp.flags&flagHasID != 0 {
+			s.takeCopies(fp.id)
+		}
+	}
+	// Decide the waiting records that are due once this record is in,
+	// before the oldest windowed record leaves: a duplicate copy must still
+	// find its original.
+	s.expire(l, l.count+1)
 	if l.count-l.base >= s.window {
 		s.evict(l)
 	}
 	pos := l.count
 	e := l.push(s.window)
-	*e = sentry{fp: fp, next: noEref, wrongViol: -1, corrViol: -1}
-	e.offset = r.Offset
+	*e = sentry{fp: fp, offset: r.Offset, next: noEref, wrongViol: -1, corrViol: -1}
 	l.view(pos).set(r)
-	if len(s.pend) > 0 {
-		if pi := s.takePending(fp.id, l.idx); pi >= 0 {
-			s.matchPending(l, pos, pi)
-		}
+	if pi >= 0 {
+		s.matchPending(l, pos, pi)
+	}
+	for _, ci := range s.copies {
+		c := &s.pd[ci]
+		cl := s.all[c.lane]
+		cl.removeOrd(c.ordIdx)
+		s.duplicate(cl, &c.view, eref{l.idx, pos})
+		s.tryCut(cl, false)
 	}
 	if !l.dirty {
 		l.dirty = true
 		s.dirty = append(s.dirty, l)
 	}
-	s.expire(l)
 	s.tryCut(l, false)
 }
 

@@ -195,9 +195,12 @@ func (s *Stream) lag(l *slane, srcOff, dstOff int64, detail string) {
 
 // pendDest makes destination record r of lane l wait for its source
 // record, unless the source of l is already a window past where r would
-// be: then r is decided at once.
+// be: then r is decided at once. Where r would be (its anchor, plus one)
+// is after the highest source position copied here, and after the
+// destination records before it that are still ahead of the source.
 func (s *Stream) pendDest(l *slane, r *Record, fp *fingerprint) {
-	if l.mapped && l.count >= l.maxMatched+1+s.window {
+	anchor := l.maxMatched + int64(l.pLive+l.dstOrphans)
+	if l.mapped && l.count >= anchor+1+s.window {
 		v := viewOf(r)
 		s.extra(l, &v, fp)
 		return
@@ -210,7 +213,7 @@ func (s *Stream) pendDest(l *slane, r *Record, fp *fingerprint) {
 		pi = int32(len(s.pd) - 1)
 	}
 	p := &s.pd[pi]
-	*p = pdest{fp: *fp, lane: l.idx, anchor: l.maxMatched, next: -1, fifoNext: -1, live: true}
+	*p = pdest{fp: *fp, lane: l.idx, anchor: anchor, next: -1, fifoNext: -1, live: true}
 	p.view.set(r)
 	it := l.appendOrd()
 	it.pos, it.pend, it.view = ordUnresolved, pi, p.view
@@ -264,6 +267,24 @@ func (s *Stream) takePending(id uint64, li int32) int32 {
 	return pick
 }
 
+// takeCopies removes from the waiting list every other destination record
+// with identity id, into s.copies: once the one source record with an ID
+// has come, they are duplicates and need not wait (records identified by
+// content wait, as a later source record may share their content).
+func (s *Stream) takeCopies(id uint64) {
+	s.copies = s.copies[:0]
+	for {
+		head, ok := s.pend[id]
+		if !ok {
+			return
+		}
+		s.unlinkPending(id, head)
+		s.pd[head].live = false
+		s.all[s.pd[head].lane].pLive--
+		s.copies = append(s.copies, head)
+	}
+}
+
 func (s *Stream) unlinkPending(id uint64, pi int32) {
 	head := s.pend[id]
 	if head == pi {
@@ -303,11 +324,11 @@ func (s *Stream) matchPending(l *slane, pos int64, pi int32) {
 }
 
 // expire decides the waiting destination records of l whose source record
-// would have come by now.
-func (s *Stream) expire(l *slane) {
+// would have come by the time l holds count source records.
+func (s *Stream) expire(l *slane, count int64) {
 	for l.pHead >= 0 {
 		p := &s.pd[l.pHead]
-		if p.live && l.count < p.anchor+1+s.window {
+		if p.live && count < p.anchor+1+s.window {
 			return
 		}
 		s.popPending(l, false, false)
