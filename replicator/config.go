@@ -112,6 +112,20 @@ type Config struct {
 	// how long a dead instance keeps its shards before they move.
 	SessionTimeout time.Duration
 
+	// InstanceID, when set, makes this instance a static member of the
+	// ownership group (KIP-345, kgo.InstanceID). A static member that
+	// restarts with the same id, even after SIGKILL, gets its shards back
+	// as soon as it rejoins instead of after SessionTimeout, and its
+	// restart does not move other instances' shards. The price: a static
+	// member does not leave the group when it stops, so the shards of an
+	// instance that stops for good (scale-down) wait SessionTimeout before
+	// they move. It must be unique among live instances of a replication
+	// (a StatefulSet pod name is ideal) and match [A-Za-z0-9._-]{1,249};
+	// a second live instance with the same id stops the first with a
+	// ConfigError naming InstanceID. Empty (the default): dynamic
+	// membership.
+	InstanceID string
+
 	// FencedRetryDelay is how long a shard worker whose producer was fenced
 	// waits before taking the shard back, if the group still says it owns it
 	// (default 2 × SessionTimeout). See doc.go, "Fencing".
@@ -241,6 +255,8 @@ func (cfg Config) compile() (*compiled, error) {
 		return nil, bad("SessionTimeout", "%v is below 1s", cfg.SessionTimeout)
 	case cfg.FencedRetryDelay < 0:
 		return nil, bad("FencedRetryDelay", "must be positive")
+	case cfg.InstanceID != "" && (len(cfg.InstanceID) > 249 || !nameRE.MatchString(cfg.InstanceID)):
+		return nil, bad("InstanceID", "%q must match %s and be at most 249 characters", cfg.InstanceID, nameRE)
 	}
 	var err error
 	if cfg.Topics != "" {

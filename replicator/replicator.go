@@ -14,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -83,9 +84,13 @@ func New(cfg Config, opts ...Option) (*Replicator, error) {
 	if err != nil {
 		return nil, err
 	}
+	instance := c.InstanceID
+	if instance == "" {
+		instance = randomInstance()
+	}
 	r := &Replicator{
 		cfg:     c,
-		log:     o.log.With("replication", c.Name, "instance", instanceID()),
+		log:     o.log.With("replication", c.Name, "instance", instance),
 		topics:  make(map[string]*topicState),
 		workers: make(map[int32]*shardWorker),
 		planCh:  make(chan struct{}),
@@ -165,6 +170,10 @@ func (r *Replicator) Run(ctx context.Context) (err error) {
 				case errors.Is(err, context.Canceled):
 				case isAuth(err):
 					r.fail(asAuth("destination", "joining group "+r.cfg.groupID(), err))
+				case errors.Is(err, kerr.FencedInstanceID):
+					// Another live instance joined with our instance
+					// id. Rejoining would fight it for the slot.
+					r.fail(&ConfigError{Field: "InstanceID", Reason: fmt.Sprintf("another running instance joined group %s with instance id %q (FENCED_INSTANCE_ID): every live instance needs its own id", r.cfg.groupID(), r.cfg.InstanceID)})
 				default:
 					r.log.Warn("ownership group", "err", err)
 				}
@@ -288,13 +297,13 @@ func (r *Replicator) fail(err error) {
 // member means this instance owns shard k.
 func (r *Replicator) joinGroup() (*kgo.Client, error) {
 	control := r.cfg.controlTopic()
-	grp, err := kgo.NewClient(r.dstOpts(
+	opts := []kgo.Opt{
 		kgo.ConsumerGroup(r.cfg.groupID()),
 		kgo.ConsumeTopics(control),
 		kgo.Balancers(kgo.CooperativeStickyBalancer()),
 		kgo.DisableAutoCommit(),
 		kgo.SessionTimeout(r.cfg.SessionTimeout),
-		kgo.RebalanceTimeout(r.cfg.SessionTimeout+10*time.Second),
+		kgo.RebalanceTimeout(r.cfg.SessionTimeout + 10*time.Second),
 		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
 			r.joined.Store(true)
 			r.startWorkers(m[control])
@@ -306,7 +315,13 @@ func (r *Replicator) joinGroup() (*kgo.Client, error) {
 			r.joined.Store(false)
 			r.stopWorkers(m[control], false, "lost")
 		}),
-	)...)
+	}
+	if r.cfg.InstanceID != "" {
+		// Static membership: a restart with the same id gets the same
+		// shards back at once; see Config.InstanceID.
+		opts = append(opts, kgo.InstanceID(r.cfg.InstanceID))
+	}
+	grp, err := kgo.NewClient(r.dstOpts(opts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("ownership group client: %w", err)
 	}
@@ -370,8 +385,9 @@ func (r *Replicator) shutdown(grp *kgo.Client) {
 	r.joined.Store(false)
 }
 
-// instanceID is a short random id that tells instances apart in logs.
-func instanceID() string {
+// randomInstance is a short random id that tells dynamic instances apart in
+// logs.
+func randomInstance() string {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])

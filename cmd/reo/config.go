@@ -106,6 +106,8 @@ var settingsTable = []setting{
 		set: durationSetting(func(c *settings) *time.Duration { return &c.cfg.TransactionTimeout })},
 	{flag: "session-timeout", env: "REO_SESSION_TIMEOUT", usage: "ownership group session timeout", def: replicator.DefaultSessionTimeout.String(),
 		set: durationSetting(func(c *settings) *time.Duration { return &c.cfg.SessionTimeout })},
+	{flag: "instance-id", env: "REO_INSTANCE_ID", usage: "static group membership id, unique per live instance (e.g. the StatefulSet pod name): a restarted instance gets its shards back at once instead of after --session-timeout; empty: dynamic membership",
+		set: func(c *settings, v string) error { c.cfg.InstanceID = strings.TrimSpace(v); return nil }},
 	{flag: "topic-refresh-interval", env: "REO_TOPIC_REFRESH_INTERVAL", usage: "how often new topics and partitions are looked for", def: replicator.DefaultTopicRefreshInterval.String(),
 		set: durationSetting(func(c *settings) *time.Duration { return &c.cfg.TopicRefreshInterval })},
 	{flag: "replication-factor", env: "REO_REPLICATION_FACTOR", usage: "replication factor of topics reo creates (-1: broker default)", def: "-1",
@@ -214,7 +216,7 @@ func fieldSetting(field string) string {
 		"TopicsExclude": "topics-exclude", "TopicMapping": "source-topic", "Naming": "naming",
 		"SourceAlias": "source-alias", "Name": "name", "Shards": "shards", "CommitInterval": "commit-interval",
 		"TransactionTimeout": "transaction-timeout", "SessionTimeout": "session-timeout",
-		"TopicRefreshInterval": "topic-refresh-interval",
+		"TopicRefreshInterval": "topic-refresh-interval", "InstanceID": "instance-id",
 	}
 	f, ok := byField[field]
 	if !ok {

@@ -59,6 +59,7 @@ func TestBadConfigExits2(t *testing.T) {
 		{"bad duration", []string{"replicate", "--commit-interval", "soon"}, base, "commit-interval"},
 		{"bad name", []string{"replicate", "--name", "a b"}, base, "--name"},
 		{"unknown flag", []string{"replicate", "--colour"}, base, "colour"},
+		{"bad instance id", []string{"replicate", "--instance-id", "pod/0"}, base, "--instance-id / REO_INSTANCE_ID"},
 	} {
 		var out, errb bytes.Buffer
 		code := run(context.Background(), tc.args, tc.env, &out, &errb)
