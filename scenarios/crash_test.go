@@ -13,6 +13,7 @@ import (
 	"github.com/reo-kafka/reo/chaos"
 	"github.com/reo-kafka/reo/cluster"
 	"github.com/reo-kafka/reo/cluster/kafkatest"
+	"github.com/reo-kafka/reo/reports"
 	"github.com/reo-kafka/reo/scenarios"
 )
 
@@ -58,6 +59,7 @@ func TestCrashLoop(t *testing.T) {
 			s := seed(t)
 			t.Logf("seed %d (replay: REO_SEED=%d go test ./scenarios -run 'TestCrashLoop/%s')", s, s, kind)
 			rng := rand.New(rand.NewPCG(s, 1))
+			started := time.Now()
 			src, dst := pair(t, kind)
 			ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 			defer cancel()
@@ -114,14 +116,19 @@ func TestCrashLoop(t *testing.T) {
 				t.Fatal(err)
 			}
 			cctx, ccancel := context.WithTimeout(ctx, 2*time.Minute)
-			verdict, cerr := converge(cctx, src, dst, topic, hist)
+			conv, cerr := converge(cctx, src, dst, topic, hist)
+			verdict := conv.verdict
 			ccancel()
 			tctx, tcancel := context.WithTimeout(ctx, 15*time.Second)
 			terr := final.Terminate(tctx)
 			tcancel()
 			outputs = append(outputs, final.Output())
 			if cerr != nil || !verdict.OK() {
-				t.Fatalf("after %d SIGKILLs the destination differs from the source (%v):\n%s\n%s", kills, cerr, verdict.String(), report())
+				rep := &reports.Report{Name: t.Name(), Seed: s, Provider: string(kind), Started: started,
+					Replay: fmt.Sprintf("REO_SEED=%d go test ./scenarios -run '%s'", s, t.Name()),
+					Logs:   map[string]string{"last-instance": outputs[len(outputs)-1]}, History: hist,
+					Source: conv.src, Dest: conv.dst, Verdict: verdict}
+				t.Fatalf("after %d SIGKILLs the destination differs from the source (%v):\n%s\n%s\n%s", kills, cerr, verdict.String(), report(), saveReport(t, rep))
 			}
 			if terr != nil {
 				t.Fatalf("SIGTERM: replicator did not exit 0 within 15s: %v\n%s", terr, report())

@@ -18,6 +18,7 @@ import (
 	"github.com/reo-kafka/reo/chaos"
 	"github.com/reo-kafka/reo/cluster"
 	"github.com/reo-kafka/reo/oracle"
+	"github.com/reo-kafka/reo/reports"
 	"github.com/reo-kafka/reo/scenarios"
 )
 
@@ -152,10 +153,16 @@ func waitMetric(ctx context.Context, inst *chaos.Instance, addr, name string, ok
 	}
 }
 
+// converged is the last look converge took.
+type converged struct {
+	verdict  oracle.Verdict
+	src, dst oracle.Log
+}
+
 // converge polls the oracle until the destination holds everything the
-// source does, or ctx ends; it returns the last verdict.
-func converge(ctx context.Context, src, dst cluster.Cluster, topic string, hist *oracle.History) (oracle.Verdict, error) {
-	var last oracle.Verdict
+// source does, or ctx ends; it returns the last verdict and dumps.
+func converge(ctx context.Context, src, dst cluster.Cluster, topic string, hist *oracle.History) (converged, error) {
+	var last converged
 	for {
 		s, err := scenarios.Dump(ctx, cluster.DirectOpts(src), topic)
 		if err != nil {
@@ -163,11 +170,11 @@ func converge(ctx context.Context, src, dst cluster.Cluster, topic string, hist 
 		}
 		d, err := scenarios.Dump(ctx, cluster.DirectOpts(dst), topic)
 		if err == nil {
-			last = oracle.Check(s, d, oracle.IdentityMapping(), hist)
-			if last.OK() {
+			last = converged{oracle.Check(s, d, oracle.IdentityMapping(), hist), s, d}
+			if last.verdict.OK() {
 				return last, nil
 			}
-			if !onlyLost(last) {
+			if !onlyLost(last.verdict) {
 				// Anything but missing records cannot heal by waiting.
 				return last, nil
 			}
@@ -181,6 +188,25 @@ func converge(ctx context.Context, src, dst cluster.Cluster, topic string, hist 
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
+}
+
+// saveReport writes a failing run's report and returns where, for the
+// failure message.
+func saveReport(t *testing.T, r *reports.Report) string {
+	t.Helper()
+	dir := os.Getenv(reports.EnvDir)
+	if dir == "" {
+		root, err := cluster.RepoRoot()
+		if err != nil {
+			return "no report: " + err.Error()
+		}
+		dir = filepath.Join(root, "reports", "out")
+	}
+	path, err := r.Write(dir)
+	if err != nil {
+		return "no report: " + err.Error()
+	}
+	return "report: " + path
 }
 
 func onlyLost(v oracle.Verdict) bool {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/reo-kafka/reo/chaos"
 	"github.com/reo-kafka/reo/cluster/kafkatest"
+	"github.com/reo-kafka/reo/reports"
 	"github.com/reo-kafka/reo/scenarios"
 )
 
@@ -40,6 +41,7 @@ func TestZombieInstance(t *testing.T) {
 				s := seed(t)
 				t.Logf("seed %d (replay: REO_SEED=%d go test ./scenarios -run 'TestZombieInstance/%s/%s')", s, s, kind, pause.name)
 				src, dst := pair(t, kind)
+				started := time.Now()
 				ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 				defer cancel()
 				topic := kafkatest.Topic("zombie")
@@ -119,17 +121,23 @@ func TestZombieInstance(t *testing.T) {
 				}
 				hist := wl.History()
 				cctx, ccancel := context.WithTimeout(ctx, 2*time.Minute)
-				verdict, cerr := converge(cctx, src, dst, topic, hist)
+				conv, cerr := converge(cctx, src, dst, topic, hist)
+				verdict := conv.verdict
 				ccancel()
+				logs := map[string]string{}
 				for _, in := range insts {
 					tctx, tcancel := context.WithTimeout(ctx, 15*time.Second)
 					if err := in.Terminate(tctx); err != nil {
 						t.Errorf("seed %d: %s did not exit 0 on SIGTERM: %v\n%s", s, in.Name, err, lastLines([]string{in.Output()}, 30))
 					}
 					tcancel()
+					logs[in.Name] = in.Output()
 				}
 				if cerr != nil || !verdict.OK() {
-					t.Fatalf("seed %d: destination differs from source with a zombie (%v):\n%s\nzombie output:\n%s", s, cerr, verdict.String(), lastLines([]string{zombie.Output()}, 40))
+					rep := &reports.Report{Name: t.Name(), Seed: s, Provider: string(kind), Started: started,
+						Replay: fmt.Sprintf("REO_SEED=%d go test ./scenarios -run '%s'", s, t.Name()),
+						Logs:   logs, History: hist, Source: conv.src, Dest: conv.dst, Verdict: verdict}
+					t.Fatalf("seed %d: destination differs from source with a zombie (%v):\n%s\nzombie output:\n%s\n%s", s, cerr, verdict.String(), lastLines([]string{zombie.Output()}, 40), saveReport(t, rep))
 				}
 				t.Logf("workload %d records; verdict: %s", len(hist.Writes), firstLineOf(verdict.String()))
 			})

@@ -1,0 +1,81 @@
+package reports_test
+
+import (
+	"flag"
+	"maps"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/reo-kafka/reo/oracle"
+	"github.com/reo-kafka/reo/reports"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/sample-duplicate.json")
+
+func rec(p int32, off int64, id string) oracle.Record {
+	return oracle.Record{Topic: "t", Partition: p, Offset: off, Key: []byte("k" + id), Value: []byte("v" + id),
+		Headers: []oracle.Header{{Key: oracle.IDHeader, Value: []byte(id)}}, Timestamp: time.UnixMilli(1_700_000_000_000 + off)}
+}
+
+// sample is a small run in which the destination holds one record twice.
+func sample() *reports.Report {
+	src := oracle.NewLog(rec(0, 0, "a"), rec(0, 1, "b"), rec(1, 0, "c"))
+	dst := oracle.NewLog(rec(0, 0, "a"), rec(0, 1, "b"), rec(0, 2, "b"), rec(1, 0, "c"))
+	r := &reports.Report{Name: "sample-duplicate", Seed: 7, Replay: "go test ./reports -run TestSavedReportsRevalidate",
+		Provider: "none", Started: time.Unix(1_700_000_000, 0).UTC(),
+		Timeline: []reports.Event{{At: time.Second, Kind: "kill", Target: "reo-0"}, {At: 2 * time.Second, Kind: "start", Target: "reo-1"}},
+		Source:   src, Dest: dst}
+	r.Verdict = r.Revalidate()
+	return r
+}
+
+// TestWriteReadRoundTrip proves a report survives Write and Read whole:
+// re-validating the read copy gives the verdict that was saved.
+func TestWriteReadRoundTrip(t *testing.T) {
+	r := sample()
+	if r.Verdict.OK() || r.Verdict.Counts[oracle.KindDuplicated] != 1 {
+		t.Fatalf("sample verdict should name one duplicate, got %v", r.Verdict.Counts)
+	}
+	path, err := r.Write(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := reports.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Seed != r.Seed || back.Replay != r.Replay || len(back.Timeline) != 2 || back.Source.Len() != 3 || back.Dest.Len() != 4 {
+		t.Fatalf("read back a different report: %+v", back)
+	}
+	if got := back.Revalidate().Counts; !maps.Equal(got, r.Verdict.Counts) {
+		t.Fatalf("re-validated counts %v, saved %v", got, r.Verdict.Counts)
+	}
+}
+
+// TestSavedReportsRevalidate proves every report saved under testdata/
+// still gets the verdict it was saved with: a change to the oracle that
+// alters old judgements fails here.
+func TestSavedReportsRevalidate(t *testing.T) {
+	if *update {
+		if _, err := sample().Write("testdata"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	paths, err := filepath.Glob(filepath.Join("testdata", "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) == 0 {
+		t.Fatal("no saved reports under testdata/")
+	}
+	for _, p := range paths {
+		r, err := reports.Read(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.Revalidate(); !maps.Equal(got.Counts, r.Verdict.Counts) || got.OK() != r.Verdict.OK() {
+			t.Errorf("%s: re-validated counts %v, saved %v", p, got.Counts, r.Verdict.Counts)
+		}
+	}
+}
