@@ -4,11 +4,14 @@
 //	reo replicate [flags]   run the replicator until SIGINT/SIGTERM
 //	reo version             print the version
 //
-// Settings come from flags, then environment variables, then defaults
-// (`reo replicate -h` lists them). kafka-reo's environment contract works
-// unchanged: KAFKA_CLUSTERS_SOURCE_BOOTSTRAP_SERVERS,
+// Settings come from flags, then environment variables, then a YAML config
+// file (--config / REO_CONFIG, keys are the flag names), then defaults
+// (`reo replicate -h` lists them; README.md in this directory documents
+// them, deploy/reo.example.yaml is a commented config file). kafka-reo's
+// environment contract works unchanged: KAFKA_CLUSTERS_SOURCE_BOOTSTRAP_SERVERS,
 // KAFKA_CLUSTERS_SOURCE_TOPIC, KAFKA_CLUSTERS_DESTINATION_BOOTSTRAP_SERVERS,
-// KAFKA_CLUSTERS_DESTINATION_TOPIC.
+// KAFKA_CLUSTERS_DESTINATION_TOPIC. SASL passwords come only from the
+// environment or a file and are never logged or printed.
 //
 // Exit codes: 0 after a graceful stop, 1 when replication stopped on an
 // error, 2 for missing or malformed configuration.
@@ -25,6 +28,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -95,6 +99,13 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "reo: invalid configuration: %v\n", err)
 		return 2
 	}
+	if s.printConfig {
+		if err := s.writeConfig(stdout); err != nil {
+			fmt.Fprintf(stderr, "reo: print configuration: %v\n", err)
+			return 1
+		}
+		return 0
+	}
 
 	hopts := &slog.HandlerOptions{Level: s.logLevel}
 	var h slog.Handler = slog.NewTextHandler(stderr, hopts)
@@ -103,8 +114,21 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 	}
 	log := slog.New(h)
 
+	for _, side := range []struct {
+		name string
+		sec  *security
+	}{{"source", &s.source}, {"destination", &s.dest}} {
+		for _, w := range side.sec.warnings() {
+			log.Warn(w, "cluster", side.name)
+		}
+	}
+
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	buildInfo := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "reo_build_info", Help: "Always 1; the labels say which reo build is running.",
+	}, []string{"version", "goversion"})
+	buildInfo.WithLabelValues(versionString(), runtime.Version()).Set(1)
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildInfo)
 	r, err := replicator.New(s.cfg, replicator.WithLogger(log), replicator.WithRegisterer(reg))
 	if err != nil {
 		fmt.Fprintf(stderr, "reo: %v\n", err)

@@ -1,0 +1,201 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestPrecedenceFlagEnvFileDefault proves the documented order: a flag
+// overrides the environment, which overrides the config file, which
+// overrides the default; and that --config overrides REO_CONFIG.
+func TestPrecedenceFlagEnvFileDefault(t *testing.T) {
+	file := writeFile(t, "reo.yaml", `
+# every level sets shards; name is set by file and env; topics only by file
+source-bootstrap: [file:1, file:2]
+dest-bootstrap: file:3
+topics: f.*
+shards: 2
+name: from-file
+commit-interval: 1s
+`)
+	other := writeFile(t, "other.yaml", "shards: 9\nname: other\n")
+	env := map[string]string{
+		envConfig: other, "REO_SHARDS": "3", "REO_NAME": "from-env",
+	}
+	s, err := parseSettings([]string{"--config", file, "--shards", "4"}, env, io.Discard)
+	if err != nil {
+		t.Fatalf("parseSettings: %v", err)
+	}
+	for _, c := range []struct {
+		what      string
+		got, want any
+	}{
+		{"shards (flag > env > file)", s.cfg.Shards, 4},
+		{"name (env > file)", s.cfg.Name, "from-env"},
+		{"topics (file)", s.cfg.Topics, "f.*"},
+		{"source brokers (file, YAML list)", strings.Join(s.cfg.SourceBrokers, ","), "file:1,file:2"},
+		{"commit interval (file > default)", s.cfg.CommitInterval, time.Second},
+		{"session timeout (default)", s.cfg.SessionTimeout, 15 * time.Second},
+		{"where shards came from", s.from["shards"], "flag --shards"},
+		{"where name came from", s.from["name"], "env REO_NAME"},
+		{"where topics came from", s.from["topics"], "config file"},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s = %v, want %v", c.what, c.got, c.want)
+		}
+	}
+
+	// Without --config, REO_CONFIG names the file.
+	s, err = parseSettings(nil, map[string]string{envConfig: file, "REO_NAME": "from-env"}, io.Discard)
+	if err != nil {
+		t.Fatalf("parseSettings with REO_CONFIG: %v", err)
+	}
+	if s.cfg.Shards != 2 || s.cfg.Name != "from-env" {
+		t.Errorf("with REO_CONFIG: shards %d name %q, want 2 from the file and from-env", s.cfg.Shards, s.cfg.Name)
+	}
+}
+
+// TestEverySettingHasAYAMLKey proves every flag can be set from the config
+// file under its own name.
+func TestEverySettingHasAYAMLKey(t *testing.T) {
+	sample := map[string]string{
+		"shards": "8", "replication-factor": "3", "max-inflight-bytes": "64MiB", "naming": "prefix",
+		"log-level": "debug", "log-format": "json", "source-sasl-mechanism": "SCRAM-SHA-512",
+		"dest-sasl-mechanism": "PLAIN", "instance-id": "reo-0",
+	}
+	for _, st := range settingsTable {
+		if st.flag == "" {
+			continue
+		}
+		v, ok := sample[st.flag]
+		switch {
+		case ok:
+		case st.isBool:
+			v = "true"
+		case strings.HasSuffix(st.flag, "interval") || strings.HasSuffix(st.flag, "timeout"):
+			v = "30s"
+		default:
+			v = "x"
+		}
+		c := &settings{values: map[string]string{}, from: map[string]string{}}
+		if err := c.loadFile(writeFile(t, "one.yaml", st.flag+": "+v+"\n")); err != nil {
+			t.Errorf("config file key %s: %v", st.flag, err)
+			continue
+		}
+		if c.from[st.flag] != "config file" {
+			t.Errorf("config file key %s was not applied", st.flag)
+		}
+	}
+}
+
+// TestConfigFileErrorsExit2 proves that a bad config file stops reo with
+// exit code 2 and a message naming the file, the line and the key.
+func TestConfigFileErrorsExit2(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml string
+		want       []string
+	}{
+		{"unknown key", "topics: a\nsource-bootstrap: a:1\ncolour: blue\n", []string{"line 3", `unknown key "colour"`}},
+		{"password in file", "source-sasl-password: hunter2\n", []string{"line 1", `unknown key "source-sasl-password"`, "never read from the config file"}},
+		{"unclosed list", "topics: a\nshards: [1\n", []string{"line 2", "did not find expected"}},
+		{"unclosed list mid-file", "topics: a\nname: b\nshards: [1\nnaming: prefix\n", []string{"line 3", "did not find expected"}},
+		{"bad indentation", "topics: a\n  shards: 2\n", []string{"line 2", "mapping values"}},
+		{"bad value", "topics: a\ncommit-interval: soon\n", []string{"line 2", "commit-interval", `"soon"`}},
+		{"repeated key", "shards: 2\nshards: 3\n", []string{"line 2", `"shards" repeats line 1`}},
+		{"mapping value", "topics:\n  a: b\n", []string{"line 1", "topics", "not a mapping"}},
+		{"not a mapping", "- a\n- b\n", []string{"line 1", "expected a mapping"}},
+	} {
+		path := writeFile(t, "bad.yaml", tc.yaml)
+		var out, errb bytes.Buffer
+		code := run(context.Background(), []string{"replicate", "--config", path}, []string{envSourceBootstrap + "=a:1", envDestBootstrap + "=b:1"}, &out, &errb)
+		if code != 2 {
+			t.Errorf("%s: exit code %d, want 2 (stderr: %s)", tc.name, code, errb.String())
+		}
+		for _, w := range append(tc.want, path) {
+			if !strings.Contains(errb.String(), w) {
+				t.Errorf("%s: stderr %q does not mention %q", tc.name, errb.String(), w)
+			}
+		}
+	}
+	var errb bytes.Buffer
+	if code := run(context.Background(), []string{"replicate"}, []string{envConfig + "=/nonexistent/reo.yaml"}, io.Discard, &errb); code != 2 || !strings.Contains(errb.String(), "/nonexistent/reo.yaml") {
+		t.Errorf("missing config file: exit %d, stderr %q; want 2 naming the file", code, errb.String())
+	}
+}
+
+// TestExampleConfigIsValid proves deploy/reo.example.yaml only uses known
+// keys with valid values, and that --print-config output reads back as the
+// same configuration.
+func TestExampleConfigIsValid(t *testing.T) {
+	c := &settings{values: map[string]string{}, from: map[string]string{}}
+	if err := c.loadFile("../../deploy/reo.example.yaml"); err != nil {
+		t.Fatalf("deploy/reo.example.yaml: %v", err)
+	}
+	if len(c.from) < 10 {
+		t.Errorf("deploy/reo.example.yaml sets only %d settings; it should show most of them", len(c.from))
+	}
+
+	file := writeFile(t, "in.yaml", "source-bootstrap: a:1\ndest-bootstrap: b:1\ntopics: 'x: y|#z'\nshards: 4\nallow-data-loss: true\n")
+	var out bytes.Buffer
+	if code := run(context.Background(), []string{"replicate", "--config", file, "--print-config", "--name", "n1"}, nil, &out, io.Discard); code != 0 {
+		t.Fatalf("--print-config exit code %d", code)
+	}
+	again := writeFile(t, "again.yaml", out.String())
+	s1, err := parseSettings([]string{"--config", file, "--name", "n1"}, nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2, err := parseSettings([]string{"--config", again}, nil, io.Discard)
+	if err != nil {
+		t.Fatalf("printed config does not load: %v\n%s", err, out.String())
+	}
+	for k, v := range s1.values {
+		if s2.values[k] != v {
+			t.Errorf("printed config: %s = %q, want %q\n%s", k, s2.values[k], v, out.String())
+		}
+	}
+}
+
+// TestMaxInflightBytes proves --max-inflight-bytes splits the limit over
+// the shards into batch and fetch sizes that add up to at most the limit,
+// and refuses a limit too small for the shard count.
+func TestMaxInflightBytes(t *testing.T) {
+	base := map[string]string{envSourceBootstrap: "a:1", envDestBootstrap: "b:1", "REO_TOPICS": "t"}
+	s, err := parseSettings([]string{"--max-inflight-bytes", "64MiB", "--shards", "8"}, base, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	per := int64(64<<20) / 8
+	used := int64(s.cfg.BatchMaxBytes) + 2*int64(s.cfg.FetchMaxBytes)
+	if used > per || s.cfg.FetchPartitionMaxBytes > s.cfg.FetchMaxBytes || s.cfg.FetchMaxBytes <= 0 {
+		t.Errorf("per shard: batch %d + 2 × fetch %d = %d, partition fetch %d; want at most %d", s.cfg.BatchMaxBytes, s.cfg.FetchMaxBytes, used, s.cfg.FetchPartitionMaxBytes, per)
+	}
+	var errb bytes.Buffer
+	code := run(context.Background(), []string{"replicate", "--max-inflight-bytes", "1MiB"}, []string{envSourceBootstrap + "=a:1", envDestBootstrap + "=b:1", "REO_TOPICS=t"}, io.Discard, &errb)
+	if code != 2 || !strings.Contains(errb.String(), "max-inflight-bytes") {
+		t.Errorf("1MiB over 16 shards: exit %d, stderr %q; want 2 naming --max-inflight-bytes", code, errb.String())
+	}
+	for in, want := range map[string]int64{"1000": 1000, "2KiB": 2048, "3 MB": 3e6, "1gib": 1 << 30} {
+		if got, err := parseSize(in); err != nil || got != want {
+			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	if _, err := parseSize("lots"); err == nil {
+		t.Errorf("parseSize(lots) did not fail")
+	}
+}
