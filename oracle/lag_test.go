@@ -135,3 +135,29 @@ func TestStreamMemoryBounded(t *testing.T) {
 		t.Errorf("the destination stayed within the window, yet lag was reported:\n%s", v)
 	}
 }
+
+// TestInvalidInputIsReported proves that offsets that repeat or go
+// backwards are reported as invalid input by both modes, and that an
+// invalid mapping is refused.
+func TestInvalidInputIsReported(t *testing.T) {
+	src := NewLog(rec("orders", 0, 0, "a", "k", "v"), rec("orders", 0, 0, "b", "k", "v"))
+	if v := Check(src, src, IdentityMapping(), nil); v.Counts[KindInvalidInput] != 2 {
+		t.Errorf("Check: want a repeated offset reported on each side, got:\n%s", v)
+	}
+	s := mustStream(t, 16)
+	a, b := rec("orders", 0, 5, "a", "k", "v"), rec("orders", 0, 4, "b", "k", "v")
+	s.AddSource(&a)
+	s.AddSource(&b)
+	s.AddDest(&a)
+	s.AddDest(&b)
+	if v := s.Close(); v.Counts[KindInvalidInput] != 2 {
+		t.Errorf("Stream: want a decreasing offset reported on each side, got:\n%s", v)
+	}
+	bad := ExplicitMapping(map[string]string{"a": "x", "b": "x"})
+	if _, err := NewStream(bad, nil, StreamOptions{}); err == nil {
+		t.Errorf("NewStream must refuse a mapping of two topics onto one")
+	}
+	if v := Check(Log{}, Log{}, bad, nil); v.Counts[KindInvalidInput] != 1 {
+		t.Errorf("Check must report an invalid mapping, got:\n%s", v)
+	}
+}

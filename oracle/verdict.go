@@ -308,8 +308,8 @@ func (b *builder) finish() Verdict {
 }
 
 // String renders v for a person: the verdict, counts per kind (invariant,
-// source faults and checker faults apart), each partition's first
-// divergence with its excerpt, then up to 50 violations.
+// source faults and checker faults apart), the first divergence of each
+// partition (up to 20) with its excerpt, then up to 50 violations.
 func (v Verdict) String() string {
 	var sb strings.Builder
 	status := "OK"
@@ -342,7 +342,12 @@ func (v Verdict) String() string {
 		}
 		fmt.Fprintf(&sb, "  %s: %s\n", g.name, strings.Join(parts, " "))
 	}
-	for _, p := range v.Partitions {
+	const showPartitions = 20
+	for i, p := range v.Partitions {
+		if i == showPartitions {
+			fmt.Fprintf(&sb, "… %d more partitions with violations\n", len(v.Partitions)-showPartitions)
+			break
+		}
 		var parts []string
 		for _, k := range Kinds {
 			if c := p.Counts[k]; c > 0 {
