@@ -37,6 +37,9 @@ func TestStreamDestinationBehindIsLag(t *testing.T) {
 	if l := s.all[0]; len(l.ring) > window || l.count-l.base > window {
 		t.Fatalf("ring holds %d records (window %d)", l.count-l.base, window)
 	}
+	if c := s.Counts(); c[KindLagExceeded] != 1 {
+		t.Fatalf("lag should be reported as soon as it happens, counts so far: %v", c)
+	}
 	for i := range rs {
 		s.AddDest(&rs[i])
 	}

@@ -450,6 +450,19 @@ func (s *Stream) duplicate(l *slane, dv *recView, e eref) {
 		ID: dv.idString(), Detail: detailDuplicated, Excerpt: excerpt(sl.view(e.pos), dv)})
 }
 
+// Counts returns how many violations of each kind the stream has decided
+// so far, for progress reports during a soak run. Records still in the
+// window are not decided yet; Close decides them.
+func (s *Stream) Counts() map[Kind]int {
+	out := make(map[Kind]int, len(s.b.v.Counts))
+	for k, c := range s.b.v.Counts {
+		if c > 0 {
+			out[k] = c
+		}
+	}
+	return out
+}
+
 // Close ends the stream: destination records still waiting for their
 // source are duplicated, aborted-visible or phantom, source records never
 // copied are lost, the last reorderings are decided, and the source is
