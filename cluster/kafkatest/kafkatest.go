@@ -160,3 +160,25 @@ func ReadAll(ctx context.Context, opts []kgo.Opt, topic string, committed bool) 
 	}
 	return out, nil
 }
+
+// Leaders returns the leader broker of every partition of topic.
+func Leaders(ctx context.Context, opts []kgo.Opt, topic string) (map[int32]int32, error) {
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	defer cl.Close()
+	md, err := kadm.NewClient(cl).Metadata(ctx, topic)
+	if err != nil {
+		return nil, fmt.Errorf("metadata of %s: %w", topic, err)
+	}
+	t, ok := md.Topics[topic]
+	if !ok || t.Err != nil {
+		return nil, fmt.Errorf("metadata of %s: %v", topic, t.Err)
+	}
+	out := map[int32]int32{}
+	for p, pd := range t.Partitions {
+		out[p] = pd.Leader
+	}
+	return out, nil
+}
