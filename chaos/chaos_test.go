@@ -266,7 +266,6 @@ func waitState(t *testing.T, pid int, want string) {
 	}
 }
 
-
 // TestHelperSleep is the child process of TestProcessFaults.
 func TestHelperSleep(t *testing.T) {
 	if os.Getenv("REO_CHAOS_SLEEP") == "" {
