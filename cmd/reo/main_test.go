@@ -103,7 +103,7 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-func cluster(t *testing.T, id string, opts ...kfake.Opt) *kfake.Cluster {
+func fakeCluster(t *testing.T, id string, opts ...kfake.Opt) *kfake.Cluster {
 	c, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(1), kfake.ClusterID(id)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
@@ -127,8 +127,8 @@ func get(url string) (int, string) {
 // named destination topic, that /readyz and /metrics work, and that a cancel
 // (what SIGTERM does) stops with exit code 0 within 10 seconds.
 func TestEnvContractReplicates(t *testing.T) {
-	src := cluster(t, "src", kfake.SeedTopics(3, "in"))
-	dst := cluster(t, "dst")
+	src := fakeCluster(t, "src", kfake.SeedTopics(3, "in"))
+	dst := fakeCluster(t, "dst")
 	env := []string{
 		envSourceBootstrap + "=" + strings.Join(src.ListenAddrs(), ","),
 		envSourceTopic + "=in",
@@ -216,8 +216,8 @@ func TestBinarySIGTERM(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	src := cluster(t, "src", kfake.SeedTopics(2, "in"))
-	dst := cluster(t, "dst")
+	src := fakeCluster(t, "src", kfake.SeedTopics(2, "in"))
+	dst := fakeCluster(t, "dst")
 	prod, err := kgo.NewClient(kgo.SeedBrokers(src.ListenAddrs()...))
 	if err != nil {
 		t.Fatal(err)

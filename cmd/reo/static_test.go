@@ -21,8 +21,8 @@ import (
 // than half of it here (without the instance id this test measures ~18s).
 func TestStaticMemberGetsShardsBackAfterSIGKILL(t *testing.T) {
 	const sessionTimeout = 20 * time.Second
-	src := cluster(t, "src", kfake.SeedTopics(4, "in"))
-	dst := cluster(t, "dst")
+	src := fakeCluster(t, "src", kfake.SeedTopics(4, "in"))
+	dst := fakeCluster(t, "dst")
 	env := []string{
 		envSourceBootstrap + "=" + strings.Join(src.ListenAddrs(), ","), envSourceTopic + "=in",
 		envDestBootstrap + "=" + strings.Join(dst.ListenAddrs(), ","),
