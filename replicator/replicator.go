@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -192,16 +193,41 @@ func (r *Replicator) Run(ctx context.Context) (err error) {
 	return err
 }
 
+// connectAttemptTimeout bounds one attempt to reach both clusters.
+const connectAttemptTimeout = 15 * time.Second
+
+// unreachableError: a cluster could not be reached at start.
+type unreachableError struct {
+	cluster string // "source" or "destination"
+	brokers []string
+	err     error
+}
+
+func (e *unreachableError) Error() string {
+	return fmt.Sprintf("connect to %s cluster %s: %v", e.cluster, strings.Join(e.brokers, ","), e.err)
+}
+
+func (e *unreachableError) Unwrap() error { return e.err }
+
 // connect learns both cluster ids and creates reo's own topics, retrying
-// transient errors until ctx ends.
+// transient errors with backoff (100ms doubling to 10s) until ctx ends. Each
+// failed attempt logs exactly one line naming the cluster, its bootstrap
+// servers, the cause and when the next attempt is; Ready stays false.
 func (r *Replicator) connect(ctx context.Context) error {
 	backoff := newBackoff()
-	for {
-		err := r.tryConnect(ctx)
+	for attempt := 1; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, connectAttemptTimeout)
+		err := r.tryConnect(actx)
+		cancel()
 		if err == nil || fatal(err) || ctx.Err() != nil {
 			return err
 		}
-		r.log.Warn("connecting to clusters, will retry", "err", err)
+		if ue := (*unreachableError)(nil); errors.As(err, &ue) {
+			r.log.Warn("cluster unreachable, will retry", "cluster", ue.cluster, "bootstrap", strings.Join(ue.brokers, ","),
+				"attempt", attempt, "retry_in", backoff.next, "err", ue.err)
+		} else {
+			r.log.Warn("preparing destination, will retry", "attempt", attempt, "retry_in", backoff.next, "err", err)
+		}
 		if !backoff.wait(ctx) {
 			return ctx.Err()
 		}
@@ -211,11 +237,17 @@ func (r *Replicator) connect(ctx context.Context) error {
 func (r *Replicator) tryConnect(ctx context.Context) error {
 	src, err := r.srcAdm.BrokerMetadata(ctx)
 	if err != nil {
-		return asAuth("source", "metadata", fmt.Errorf("connect to source cluster: %w", err))
+		if isAuth(err) {
+			return asAuth("source", "metadata", fmt.Errorf("connect to source cluster: %w", err))
+		}
+		return &unreachableError{cluster: "source", brokers: r.cfg.SourceBrokers, err: err}
 	}
 	dst, err := r.dstAdm.BrokerMetadata(ctx)
 	if err != nil {
-		return asAuth("destination", "metadata", fmt.Errorf("connect to destination cluster: %w", err))
+		if isAuth(err) {
+			return asAuth("destination", "metadata", fmt.Errorf("connect to destination cluster: %w", err))
+		}
+		return &unreachableError{cluster: "destination", brokers: r.cfg.DestBrokers, err: err}
 	}
 	r.srcClusterID = src.Cluster
 	r.sameCluster = src.Cluster != "" && src.Cluster == dst.Cluster

@@ -63,6 +63,9 @@ func TestStaticMemberGetsShardsBackAfterSIGKILL(t *testing.T) {
 	addr := freeAddr(t)
 	first := startReo(t, []string{"replicate", "--metrics-addr", addr}, env...)
 	owns(first, addr, 20, 30*time.Second)
+	if _, body := get("http://" + addr + "/metrics"); !strings.Contains(body, `reo_build_info{goversion="`) || !strings.Contains(body, `version="test-build"} 1`) {
+		t.Errorf("/metrics has no reo_build_info with the -ldflags version test-build")
+	}
 
 	if err := first.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
