@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 func writeFile(t *testing.T, name, content string) string {
@@ -197,5 +200,42 @@ func TestMaxInflightBytes(t *testing.T) {
 	}
 	if _, err := parseSize("lots"); err == nil {
 		t.Errorf("parseSize(lots) did not fail")
+	}
+}
+
+// TestSmallInflightLimitReplicates proves a tight --max-inflight-bytes
+// (64KiB fetches, 128KiB transactions per shard) still copies everything,
+// including a record larger than the fetch size.
+func TestSmallInflightLimitReplicates(t *testing.T) {
+	src := fakeCluster(t, "src", kfake.SeedTopics(2, "in"))
+	dst := fakeCluster(t, "dst")
+	prod, err := kgo.NewClient(kgo.SeedBrokers(src.ListenAddrs()...), kgo.ProducerBatchMaxBytes(1<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prod.Close()
+	var rs []*kgo.Record
+	for i := range 100 {
+		rs = append(rs, &kgo.Record{Topic: "in", Value: bytes.Repeat([]byte{byte(i)}, 10<<10)})
+	}
+	rs = append(rs, &kgo.Record{Topic: "in", Value: bytes.Repeat([]byte{'x'}, 100<<10)})
+	if err := prod.ProduceSync(context.Background(), rs...).FirstErr(); err != nil {
+		t.Fatalf("produce: %v", err)
+	}
+	env := []string{
+		envSourceBootstrap + "=" + strings.Join(src.ListenAddrs(), ","), envSourceTopic + "=in",
+		envDestBootstrap + "=" + strings.Join(dst.ListenAddrs(), ","), "REO_SESSION_TIMEOUT=6s",
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stderr syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"replicate", "--shards", "4", "--max-inflight-bytes", "1MiB"}, env, io.Discard, &stderr)
+	}()
+	consumeN(t, []kgo.Opt{kgo.SeedBrokers(dst.ListenAddrs()...)}, "in", len(rs), 30*time.Second, &stderr)
+	cancel()
+	if code := <-done; code != 0 {
+		t.Errorf("exit code %d after a graceful stop; stderr:\n%s", code, stderr.String())
 	}
 }
