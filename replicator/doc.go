@@ -123,6 +123,15 @@
 //     TopicRefreshInterval + 1 s.
 //   - On stop (ctx cancel, revoke) the open transaction is committed within a
 //     5 s grace period, or aborted; Run returns within 10 s.
+//   - With Config.InstanceID the instance is a static group member: a restart
+//     with the same id (even after SIGKILL) gets its shards back at once
+//     instead of after SessionTimeout. Fencing is unchanged: the restarted
+//     owner's InitProducerID still fences whatever the old process left. A
+//     second live instance with the same id gets FENCED_INSTANCE_ID from the
+//     group and stops the older one with a ConfigError, rather than letting
+//     two processes fight for one membership.
+//   - A cluster unreachable at start is retried with backoff, one warning per
+//     attempt naming the cluster and its bootstrap servers; Ready stays false.
 //
 // # Testing
 //
