@@ -1,0 +1,25 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+)
+
+// BuildMutant compiles the deliberately broken replicator in
+// scenarios/internal/mutant into dir and returns the binary's path. Its
+// --mode picks the one way it is wrong (at-least-once,
+// commit-before-produce, rehash, reorder, read-uncommitted); the suite
+// runs it like reo, as a real process that SIGKILL can hit, and must
+// catch every mode. It fails when the build does, with the compiler's
+// output.
+func BuildMutant(ctx context.Context, repoRoot, dir string) (string, error) {
+	bin := filepath.Join(dir, "reo-mutant")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./scenarios/internal/mutant")
+	cmd.Dir = repoRoot
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build scenarios/internal/mutant: %w\n%s", err, out)
+	}
+	return bin, nil
+}
