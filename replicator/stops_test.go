@@ -51,6 +51,30 @@ func TestPartitionGrowthFollowed(t *testing.T) {
 	}
 }
 
+// TestSourceGrewWhileStopped proves that a source topic which grew while no
+// replicator ran is followed on restart: the destination reo has been
+// copying into (it holds reo's checkpoints) is grown to match, not refused,
+// and the new partitions are copied to the same numbers.
+func TestSourceGrewWhileStopped(t *testing.T) {
+	src := newCluster(t, "src", 2, "orders")
+	dst := newCluster(t, "dst", 1)
+	cfg := testConfig(src, dst, "orders")
+	run := start(t, cfg)
+	produceNumbered(t, src, "orders", "a", 40, 2)
+	waitFor(t, 30*time.Second, countIs(t, dst, "orders", 40))
+	run.stop(t)
+
+	if _, err := admin(t, src).UpdatePartitions(context.Background(), 4, "orders"); err != nil {
+		t.Fatalf("grow source topic: %v", err)
+	}
+	produceNumbered(t, src, "orders", "b", 40, 4)
+	start(t, cfg)
+	waitFor(t, 30*time.Second, countIs(t, dst, "orders", 80))
+	if d := sameContent(t, src, "orders", dst, "orders"); d != "" {
+		t.Fatalf("after growth while stopped, destination differs from source: %s", d)
+	}
+}
+
 // TestFewerDestinationPartitionsRefused proves that a pre-existing destination
 // topic with fewer partitions than its source stops the replicator with an
 // error naming both topics and both counts.

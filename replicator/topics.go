@@ -9,6 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -176,6 +177,23 @@ func (r *Replicator) refreshTopics(ctx context.Context) (*plan, error) {
 		st := r.topics[src]
 		srcN, dstN := wanted[src], len(td.Partitions)
 		if !st.verified {
+			if dstN < srcN {
+				// First sight of a destination with fewer partitions: grow
+				// it if it is ours (the source grew while no instance was
+				// watching, or between creation and this refresh), refuse
+				// it otherwise.
+				ours, err := r.destIsOurs(ctx, src, dstN)
+				if err != nil {
+					return nil, err
+				}
+				if !ours {
+					return nil, &PartitionCountError{SourceTopic: src, SourcePartitions: srcN, DestTopic: d, DestPartitions: dstN}
+				}
+				if err := r.growDest(ctx, src, d, srcN, dstN); err != nil {
+					return nil, err
+				}
+				continue // verified on the next refresh, with its new metadata
+			}
 			if err := r.verifyDest(ctx, src, d, srcN, dstN, st); err != nil {
 				return nil, err
 			}
@@ -277,6 +295,41 @@ func (r *Replicator) createDestTopics(ctx context.Context, srcs []string, parts 
 		}
 	}
 	return nil
+}
+
+// destIsOurs reports whether reo may grow destination topic dst of source
+// topic src: reo has committed a checkpoint for one of its first dstN
+// partitions, so this replication copies into it and the source grew
+// (while no instance was watching, or unseen by this new process). A
+// destination without such a checkpoint is someone else's topic and is
+// refused, even when empty: its partition count was chosen by a person.
+func (r *Replicator) destIsOurs(ctx context.Context, src string, dstN int) (bool, error) {
+	topic := r.cfg.checkpointTopic()
+	spans := make(map[tp]span)
+	for p := int32(0); p < int32(dstN); p++ {
+		shard := ShardOf(src, p, r.cfg.Shards)
+		if _, ok := spans[tp{topic, shard}]; ok {
+			continue
+		}
+		start, end, err := r.waitStable(ctx, topic, shard)
+		if err != nil {
+			return false, err
+		}
+		spans[tp{topic, shard}] = span{start, end}
+	}
+	found := false
+	err := r.readCommitted(ctx, spans, func(rec *kgo.Record) bool {
+		k, _, err := DecodeCheckpoint(rec.Key, rec.Value)
+		if err == nil && k.Cluster == r.srcClusterID && k.Topic == src {
+			found = true
+			return true
+		}
+		return false
+	})
+	if err != nil {
+		return false, fmt.Errorf("look for checkpoints of %s: %w", src, err)
+	}
+	return found, nil
 }
 
 // growDest adds partitions to a destination topic after its source grew.
