@@ -30,8 +30,11 @@ func (f *Fleet) Start(i int) (*Instance, error) {
 	if f.slots == nil {
 		f.slots, f.logs, f.gen = map[int]*Instance{}, map[int][]string{}, map[int]int{}
 	}
-	if in, ok := f.slots[i]; ok && in.Running() {
-		return in, nil
+	if in, ok := f.slots[i]; ok {
+		if in.Running() {
+			return in, nil
+		}
+		f.logs[i] = append(f.logs[i], in.Output()) // it died on its own; keep what it said
 	}
 	f.gen[i]++
 	in, err := StartInstance(fmt.Sprintf("reo-%d.%d", i, f.gen[i]), f.Bin, f.Args(i), f.Env)

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/reo-kafka/reo/oracle"
@@ -49,6 +50,20 @@ type Workload struct {
 	mu   sync.Mutex // guards hist and ops
 	hist oracle.History
 	ops  int
+
+	// grown, when set, overrides Profile.Partitions (AddPartitions).
+	grown atomic.Int32
+}
+
+// SetPartitions makes the workload write to n partitions from now on (the
+// topic must have them).
+func (w *Workload) SetPartitions(n int32) { w.grown.Store(n) }
+
+func (w *Workload) partitions() int32 {
+	if n := w.grown.Load(); n > 0 {
+		return n
+	}
+	return w.Profile.Partitions
 }
 
 // History returns a copy of what was attempted so far.
@@ -138,7 +153,7 @@ func (w *Workload) Run(ctx context.Context, opts []kgo.Opt, maxOps int) error {
 
 func (w *Workload) record(rng *rand.Rand, id string) *kgo.Record {
 	p := w.Profile
-	r := &kgo.Record{Partition: rng.Int32N(p.Partitions)}
+	r := &kgo.Record{Partition: rng.Int32N(w.partitions())}
 	switch u := rng.Float64(); {
 	case u < p.NullKeyShare:
 	case u < p.NullKeyShare+p.EmptyShare:
