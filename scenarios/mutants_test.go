@@ -139,6 +139,10 @@ func runMutant(t *testing.T, bin string, kind cluster.Kind, m mutant) {
 		return out
 	}
 
+	// Start once the workload flows, so every run has records to copy.
+	if err := waitOps(ctx, wl, 30); err != nil {
+		t.Fatalf("seed %d: %v", s, err)
+	}
 	if m.crash {
 		kills := 4
 		if kind != cluster.InProcess {
@@ -149,13 +153,15 @@ func runMutant(t *testing.T, bin string, kind cluster.Kind, m mutant) {
 			if err := waitCopying(ctx, in); err != nil {
 				t.Fatalf("seed %d: kill %d: %v\n%s", s, i, err, in.Output())
 			}
-			time.Sleep(time.Duration(100+rng.IntN(1400)) * time.Millisecond)
+			after := time.Duration(100+rng.IntN(1400)) * time.Millisecond
+			time.Sleep(after)
 			if !in.Running() {
 				t.Fatalf("seed %d: kill %d: the mutant exited by itself (%v)\n%s", s, i, in.ExitErr(), in.Output())
 			}
 			if err := in.Kill(); err != nil {
 				t.Fatal(err)
 			}
+			t.Logf("SIGKILL %s %v after it started copying (workload at %d operations)", in.Name, after, wl.Ops())
 		}
 	} else {
 		in := start("mutant")
@@ -208,6 +214,33 @@ func runMutant(t *testing.T, bin string, kind cluster.Kind, m mutant) {
 		t.Fatalf("mutant survived: harness bug: mutant %q ran on %s and the oracle did not report %s (seed %d; replay: %s)\n%s\nfinal mutant run:\n%s\n%s",
 			m.mode, kind, m.want, s, replay, verdict.String(), lastLines([]string{final.Output()}, 20), saveReport(t, rep))
 	}
+	if extra := unexpected(m, verdict); len(extra) > 0 {
+		t.Errorf("seed %d: mutant %q should be wrong in exactly one way (%s), but the oracle also reports %s: the mutant or the oracle misclassifies\n%s",
+			s, m.mode, m.want, strings.Join(extra, " "), verdict.String())
+	}
+}
+
+// unexpected lists the kinds, with counts, that m cannot cause. No mutant
+// changes a record's content, and every workload record carries its ID,
+// so corrupted and phantom are misclassifications, and a whole-dump check
+// has no checker faults. A mutant that is never killed copies each record
+// once (its loop commits after the acks and stops gracefully), so it
+// cannot lose or duplicate. Reordered is not listed: a mutant that
+// duplicates or moves records could legitimately be seen as reordering
+// too. Source faults are the source cluster's, not the mutant's, and are
+// only logged.
+func unexpected(m mutant, v oracle.Verdict) []string {
+	never := []oracle.Kind{oracle.KindCorrupted, oracle.KindPhantom, oracle.KindLagExceeded, oracle.KindInvalidInput}
+	if !m.crash {
+		never = append(never, oracle.KindLost, oracle.KindDuplicated)
+	}
+	var out []string
+	for _, k := range never {
+		if n := v.Counts[k]; n > 0 && k != m.want {
+			out = append(out, fmt.Sprintf("%s=%d", k, n))
+		}
+	}
+	return out
 }
 
 // waitCopying waits until in has produced its first batch.
