@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -60,6 +61,7 @@ type settings struct {
 
 	configFile  string
 	printConfig bool
+	unknownEnv  []string // REO_* variables that are no setting (typos?), logged at start
 	// values and from record the effective raw value of each setting and
 	// where it came from, for --print-config. Secrets are not recorded.
 	values map[string]string
@@ -319,6 +321,16 @@ func parseSettings(args []string, env map[string]string, stderr io.Writer) (*set
 			return nil, err
 		}
 	}
+	known := map[string]bool{envConfig: true}
+	for _, s := range settingsTable {
+		known[s.env] = true
+	}
+	for k := range env {
+		if strings.HasPrefix(k, "REO_") && !known[k] {
+			c.unknownEnv = append(c.unknownEnv, k)
+		}
+	}
+	slices.Sort(c.unknownEnv)
 	for _, s := range settingsTable {
 		if v, ok := env[s.env]; ok && s.env != "" {
 			if err := c.apply(s, v, "env "+s.env); err != nil {

@@ -38,7 +38,7 @@ commit-interval: 1s
 `)
 	other := writeFile(t, "other.yaml", "shards: 9\nname: other\n")
 	env := map[string]string{
-		envConfig: other, "REO_SHARDS": "3", "REO_NAME": "from-env",
+		envConfig: other, "REO_SHARDS": "3", "REO_NAME": "from-env", "REO_SHRADS": "5",
 	}
 	s, err := parseSettings([]string{"--config", file, "--shards", "4"}, env, io.Discard)
 	if err != nil {
@@ -57,6 +57,7 @@ commit-interval: 1s
 		{"where shards came from", s.from["shards"], "flag --shards"},
 		{"where name came from", s.from["name"], "env REO_NAME"},
 		{"where topics came from", s.from["topics"], "config file"},
+		{"unknown REO_ variables (logged as a warning)", strings.Join(s.unknownEnv, ","), "REO_SHRADS"},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s = %v, want %v", c.what, c.got, c.want)

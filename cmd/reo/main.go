@@ -114,6 +114,9 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 	}
 	log := slog.New(h)
 
+	if len(s.unknownEnv) > 0 {
+		log.Warn("ignoring environment variables that are no reo setting (typo?)", "names", strings.Join(s.unknownEnv, ","))
+	}
 	for _, side := range []struct {
 		name string
 		sec  *security
