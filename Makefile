@@ -6,7 +6,7 @@ KAFKA_VERSION := $(shell sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:
 KAFKA_LIBS    := .cache/kafka-$(KAFKA_VERSION)/libs
 TEST_TIMEOUT  ?= 25m
 
-.PHONY: all build test test-short lint kafka demo clean
+.PHONY: all build test test-short lint kafka demo chaos clean
 
 all: build
 
@@ -35,6 +35,11 @@ test-short:
 lint:
 	$(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+## chaos: draw and run scenarios for DURATION (default 10m) with a progress line
+DURATION ?= 10m
+chaos: kafka
+	$(GO) run ./cmd/reo-chaos -duration $(DURATION)
 
 clean:
 	rm -rf bin

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/reo-kafka/reo/oracle"
@@ -65,6 +66,9 @@ func (r *Report) Write(dir string) (string, error) {
 	}
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		return "", fmt.Errorf("write report %s: %w", path, err)
+	}
+	if err := r.WriteSVGFile(strings.TrimSuffix(path, ".json") + ".svg"); err != nil {
+		return path, err
 	}
 	return path, nil
 }

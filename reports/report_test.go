@@ -4,6 +4,7 @@ import (
 	"flag"
 	"maps"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -76,6 +77,31 @@ func TestSavedReportsRevalidate(t *testing.T) {
 		}
 		if got := r.Revalidate(); !maps.Equal(got.Counts, r.Verdict.Counts) || got.OK() != r.Verdict.OK() {
 			t.Errorf("%s: re-validated counts %v, saved %v", p, got.Counts, r.Verdict.Counts)
+		}
+	}
+}
+
+// TestTimelineSVG proves the timeline picture shows what happened: the
+// verdict in its title, a band per healed fault named after it, a mark per
+// kill, and a lag line drawn from the samples.
+func TestTimelineSVG(t *testing.T) {
+	r := sample()
+	r.Timeline = []reports.Event{
+		{At: 0, Kind: "sample", Lag: 0, Commits: 0},
+		{At: time.Second, Kind: "inject", Target: "blackhole(source)"},
+		{At: 1500 * time.Millisecond, Kind: "sample", Lag: 40, Commits: 3},
+		{At: 2 * time.Second, Kind: "heal", Target: "blackhole(source)"},
+		{At: 3 * time.Second, Kind: "kill", Target: "reo-0"},
+		{At: 4 * time.Second, Kind: "sample", Lag: 5, Commits: 9},
+	}
+	var b strings.Builder
+	if err := r.WriteSVG(&b); err != nil {
+		t.Fatal(err)
+	}
+	svg := b.String()
+	for _, want := range []string{"<svg", "duplicated=1", "blackhole(source)", "kill reo-0", "<polyline", "lag 40"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("timeline SVG lacks %q", want)
 		}
 	}
 }

@@ -1,0 +1,126 @@
+// Command reo-chaos runs drawn scenarios (package scenarios) against the
+// best available Kafka provider for as long as asked, with a progress line,
+// and saves a replayable report (JSON + SVG timeline) for every failing
+// run. `make chaos DURATION=30m` runs it.
+//
+//	reo-chaos -duration 10m [-seed N] [-brokers 1|3] [-out DIR]
+//
+// Exit status: 0 when every scenario kept the invariant, 1 otherwise, 2 on
+// bad flags.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/reo-kafka/reo/chaos"
+	"github.com/reo-kafka/reo/cluster"
+	"github.com/reo-kafka/reo/scenarios"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("reo-chaos", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	duration := fs.Duration("duration", 5*time.Minute, "how long to keep drawing scenarios")
+	seed := fs.Uint64("seed", uint64(time.Now().UnixNano()), "first seed; scenario i uses seed+i")
+	brokers := fs.Int("brokers", 1, "brokers per cluster: 1 or 3")
+	out := fs.String("out", "", "directory for failing runs' reports (default <repo>/reports/out)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *duration <= 0 || (*brokers != 1 && *brokers != 3) {
+		fmt.Fprintln(stderr, "reo-chaos: -duration must be positive and -brokers 1 or 3")
+		return 2
+	}
+	root, err := cluster.RepoRoot()
+	if err != nil {
+		fmt.Fprintln(stderr, "reo-chaos:", err)
+		return 1
+	}
+	if *out == "" {
+		*out = filepath.Join(root, "reports", "out")
+	}
+	kind, err := cluster.Choose(ctx)
+	if err != nil {
+		fmt.Fprintln(stderr, "reo-chaos:", err)
+		return 1
+	}
+	binDir, err := os.MkdirTemp("", "reo-chaos-bin-")
+	if err != nil {
+		fmt.Fprintln(stderr, "reo-chaos:", err)
+		return 1
+	}
+	defer os.RemoveAll(binDir)
+	bin, err := chaos.BuildReo(ctx, root, binDir)
+	if err != nil {
+		fmt.Fprintln(stderr, "reo-chaos:", err)
+		return 1
+	}
+	src, err := cluster.Start(ctx, kind, cluster.Spec{Name: "source", Brokers: *brokers})
+	if err != nil {
+		fmt.Fprintln(stderr, "reo-chaos: source cluster:", err)
+		return 1
+	}
+	defer src.Close()
+	dst, err := cluster.Start(ctx, kind, cluster.Spec{Name: "destination", Brokers: *brokers})
+	if err != nil {
+		fmt.Fprintln(stderr, "reo-chaos: destination cluster:", err)
+		return 1
+	}
+	defer dst.Close()
+	env := scenarios.Env{Source: src, Dest: dst, Bin: bin, Provider: string(kind)}
+
+	deadline := time.Now().Add(*duration)
+	var ran, faults, records, failed int
+	progress := func(last string) {
+		fmt.Fprintf(stdout, "\r\033[Kscenarios %d  faults %d  records checked %d  failing runs %d  %s left  %s",
+			ran, faults, records, failed, time.Until(deadline).Round(time.Second), last)
+	}
+	for i := uint64(0); time.Now().Before(deadline) && ctx.Err() == nil; i++ {
+		s := *seed + i
+		sc := scenarios.Gen(*brokers, kind == cluster.InProcess).Example(int(s))
+		sc.Seed = s
+		progress(fmt.Sprintf("running seed %d", s))
+		res, err := scenarios.Run(ctx, env, sc)
+		if ctx.Err() != nil {
+			break
+		}
+		ran++
+		if res != nil {
+			faults += res.Faults
+			records += res.Verdict.Checked
+		}
+		if err != nil || res == nil || !res.OK() {
+			failed++
+			fmt.Fprintf(stdout, "\nFAIL seed %d: %v\n", s, err)
+			if res != nil {
+				res.Report.Replay = fmt.Sprintf("REO_SEED=%d REO_KAFKA=%s REO_SCENARIOS=1 go test ./scenarios -run 'TestDrawnScenarios/%s/'", s, kind, kind)
+				fmt.Fprintln(stdout, res.Verdict.String())
+				if path, werr := res.Report.Write(*out); werr == nil {
+					fmt.Fprintf(stdout, "report: %s\n", path)
+				} else {
+					fmt.Fprintln(stdout, "report:", werr)
+				}
+			}
+		}
+	}
+	progress("done")
+	fmt.Fprintln(stdout)
+	if failed > 0 || ran == 0 {
+		return 1
+	}
+	return 0
+}
