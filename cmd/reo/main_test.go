@@ -60,6 +60,14 @@ func TestBadConfigExits2(t *testing.T) {
 		{"bad name", []string{"replicate", "--name", "a b"}, base, "--name"},
 		{"unknown flag", []string{"replicate", "--colour"}, base, "colour"},
 		{"bad instance id", []string{"replicate", "--instance-id", "pod/0"}, base, "--instance-id / REO_INSTANCE_ID"},
+		{"missing CA file", []string{"replicate", "--source-tls-ca", "/nonexistent/ca.pem"}, base, "--source-tls-ca / REO_SOURCE_TLS_CA: read CA file: open /nonexistent/ca.pem"},
+		{"cert without key", []string{"replicate", "--dest-tls-cert", "/x.pem"}, base, "--dest-tls-key / REO_DEST_TLS_KEY"},
+		{"unknown mechanism", []string{"replicate", "--source-sasl-mechanism", "GSSAPI"}, base, `"GSSAPI" is not PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512`},
+		{"mechanism without user", []string{"replicate", "--source-sasl-mechanism", "PLAIN"}, base, "--source-sasl-username / REO_SOURCE_SASL_USERNAME"},
+		{"mechanism without password", []string{"replicate", "--dest-sasl-mechanism", "SCRAM-SHA-256", "--dest-sasl-username", "u"}, base, "REO_DEST_SASL_PASSWORD"},
+		{"user without mechanism", []string{"replicate", "--source-sasl-username", "u"}, base, "--source-sasl-mechanism / REO_SOURCE_SASL_MECHANISM"},
+		{"missing password file", []string{"replicate", "--source-sasl-mechanism", "PLAIN", "--source-sasl-username", "u", "--source-sasl-password-file", "/nonexistent/pw"}, base, "--source-sasl-password-file / REO_SOURCE_SASL_PASSWORD_FILE: read password file: open /nonexistent/pw"},
+		{"two passwords", []string{"replicate"}, append(base, "REO_SOURCE_SASL_PASSWORD=a", "REO_SOURCE_SASL_PASSWORD_FILE=/pw"), "both set"},
 	} {
 		var out, errb bytes.Buffer
 		code := run(context.Background(), tc.args, tc.env, &out, &errb)
