@@ -206,8 +206,8 @@ func runMutant(t *testing.T, bin string, kind cluster.Kind, m mutant) {
 		t.Fatalf("seed %d: %v", s, err)
 	}
 	verdict := oracle.Check(srcLog, dstLog, oracle.IdentityMapping(), hist)
-	t.Logf("workload: %d operations, %d records attempted; mutant runs: %d; oracle counts: %s",
-		wl.Ops(), len(hist.Writes), len(insts), countsLine(verdict))
+	t.Logf("workload: %d operations, %d records attempted; mutant runs: %d; source %d records, destination %d; oracle counts: %s",
+		wl.Ops(), len(hist.Writes), len(insts), verdict.SourceRecords, verdict.DestRecords, countsLine(verdict))
 	if verdict.Counts[m.want] == 0 {
 		rep := &reports.Report{Name: t.Name(), Seed: s, Provider: string(kind), Started: started, Replay: replay,
 			Logs: logs(), History: hist, Source: srcLog, Dest: dstLog, Verdict: verdict}
