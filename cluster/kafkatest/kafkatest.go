@@ -40,12 +40,13 @@ func CreateTopic(ctx context.Context, opts []kgo.Opt, topic string, partitions i
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
+	// kadm returns the topic's own error as err, TopicAlreadyExists included.
 	resp, err := adm.CreateTopic(ctx, partitions, rf, configs, topic)
-	if err != nil {
-		return fmt.Errorf("create topic %s: %w", topic, err)
+	if err == nil {
+		err = resp.Err
 	}
-	if resp.Err != nil && !errors.Is(resp.Err, kerr.TopicAlreadyExists) {
-		return fmt.Errorf("create topic %s: %w", topic, resp.Err)
+	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+		return fmt.Errorf("create topic %s: %w", topic, err)
 	}
 	for {
 		md, err := adm.Metadata(ctx, topic)
