@@ -7,7 +7,10 @@
 #
 # Configuration: environment variables (REO_*, KAFKA_CLUSTERS_*), flags
 # appended to `docker run`, or a YAML file (REO_CONFIG=/etc/reo/reo.yaml);
-# see cmd/reo/README.md. /metrics, /healthz and /readyz listen on :9090.
+# see cmd/reo/README.md. Serve /metrics, /healthz and /readyz with
+# REO_METRICS_ADDR=:9090 or `metrics-addr: ":9090"` in the config file. (The
+# image sets no REO_* default on purpose: environment beats the config file,
+# so an image default would silently override the file.)
 
 FROM golang:1.26 AS build
 WORKDIR /src
@@ -25,7 +28,6 @@ FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/reo /usr/local/bin/reo
 # distroless "nonroot" is uid/gid 65532.
 USER 65532:65532
-ENV REO_METRICS_ADDR=:9090
 EXPOSE 9090
 # SIGTERM commits or aborts open transactions and exits 0 within 10 s.
 STOPSIGNAL SIGTERM
