@@ -36,6 +36,10 @@ lint:
 	$(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
+## demo: two in-process Kafka clusters, a mixed workload, reo replicating it live, then a partition-by-partition read_committed comparison (DEMO_FLAGS="-duration 60s -partitions 8 -seed 1")
+demo:
+	$(GO) run ./cmd/reo-demo $(DEMO_FLAGS)
+
 ## chaos: draw and run scenarios for DURATION (default 10m) with a progress line
 DURATION ?= 10m
 chaos: kafka

@@ -126,12 +126,19 @@ func startLocal(ctx context.Context, spec Spec) (c Cluster, err error) {
 	return l, nil
 }
 
+// newClusterID returns a random KRaft cluster id (base64url of 16 bytes).
+// One that starts with '-' would be read as an option by the storage tool,
+// so it draws again.
 func newClusterID() (string, error) {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("cluster id: %w", err)
+	for {
+		var b [16]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return "", fmt.Errorf("cluster id: %w", err)
+		}
+		if id := base64.RawURLEncoding.EncodeToString(b[:]); id[0] != '-' {
+			return id, nil
+		}
 	}
-	return base64.RawURLEncoding.EncodeToString(b[:]), nil
 }
 
 func (l *local) writeConfig(n *node, spec Spec) error {
