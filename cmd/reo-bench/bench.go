@@ -1,0 +1,411 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/reo-kafka/reo/cluster"
+	"github.com/reo-kafka/reo/cluster/kafkatest"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// bench runs the plan on one pair of clusters. Systems run one at a time;
+// nothing else of the bench runs while one is measured except the harness
+// consumer that watches the destination.
+type bench struct {
+	cfg              config
+	src, dst         cluster.Cluster
+	srcOpts, dstOpts []kgo.Opt // the harness's own clients bypass the proxies
+	reoBin, selfBin  string
+	mm2              *mm2Env
+	prog             *progress
+	brokerPids       []int
+	seq              int
+}
+
+// runName returns a fresh name for one run of one system: it names reo's
+// replication, the pipe's group and MM2's source alias.
+func (b *bench) runName(sys, phase string) string {
+	b.seq++
+	return fmt.Sprintf("b%d-%s-%s", b.seq, sys, phase)
+}
+
+func topicName(sys string, wl Workload, phase string) string {
+	return fmt.Sprintf("bench-%s-%s-%s", wl.Name, sys, phase)
+}
+
+// systemsFor lists the systems that run wl: reo alone for workloads that
+// vary a reo setting.
+func (b *bench) systemsFor(wl Workload) []string {
+	if wl.reoOnly() {
+		if slices.Contains(b.cfg.systems, sysReo) {
+			return []string{sysReo}
+		}
+		return nil
+	}
+	return b.cfg.systems
+}
+
+// units is the number of progress units the plan has.
+func (b *bench) units() int {
+	n := 0
+	for _, wl := range b.cfg.workloads {
+		if s := len(b.systemsFor(wl)); s > 0 {
+			n += 1 + 2*s
+		}
+	}
+	return n
+}
+
+// runAll runs every workload and returns the results in plan order.
+func (b *bench) runAll(ctx context.Context) []Result {
+	var out []Result
+	baseRate := map[string]float64{}
+	for _, wl := range b.cfg.workloads {
+		systems := b.systemsFor(wl)
+		if len(systems) == 0 {
+			continue
+		}
+		res := b.runWorkload(ctx, wl, systems, baseRate[wl.base().Name])
+		if !wl.reoOnly() {
+			baseRate[wl.Name] = offeredRate(res)
+		}
+		out = append(out, res...)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return out
+}
+
+// offeredRate is half the slowest system's saturation throughput.
+func offeredRate(rs []Result) float64 {
+	slowest := 0.0
+	for _, r := range rs {
+		if r.RecordsPerSec > 0 && (slowest == 0 || r.RecordsPerSec < slowest) {
+			slowest = r.RecordsPerSec
+		}
+	}
+	return slowest / 2
+}
+
+func (b *bench) runWorkload(ctx context.Context, wl Workload, systems []string, rate float64) []Result {
+	gen := newRecordGen(wl.RecordBytes, wl.Partitions, b.cfg.seed)
+	res := make([]Result, len(systems))
+	for i, sys := range systems {
+		res[i] = Result{System: sys, Workload: wl}
+	}
+	b.prog.Step(fmt.Sprintf("%s: preload %d records into %d topics", wl.Name, wl.Records, len(systems)))
+	for i, sys := range systems {
+		topic := topicName(sys, wl, "sat")
+		err := kafkatest.CreateTopic(ctx, b.srcOpts, topic, int32(wl.Partitions), -1, nil)
+		if err == nil {
+			err = preload(ctx, b.srcOpts, topic, gen, wl.Records, func(n int) {
+				b.prog.Count(int64(i*wl.Records+n), int64(len(systems)*wl.Records))
+			})
+		}
+		if err != nil {
+			res[i].Error = fmt.Sprintf("preload: %v", err)
+		}
+	}
+	b.prog.Done()
+
+	for i, sys := range systems {
+		b.prog.Step(fmt.Sprintf("%s: %s at saturation", wl.Name, sys))
+		if res[i].Error == "" {
+			if err := b.saturate(ctx, sys, wl, &res[i]); err != nil {
+				res[i].Error = "saturation: " + err.Error()
+				b.prog.Logf("%s %s: %v", wl.Name, sys, err)
+			} else {
+				b.prog.Logf("%s %s: %.0f records/s (%.1f MB/s), startup %.1fs, %.1f CPU s/GB, peak RSS %.0f MiB, verified=%v",
+					wl.Name, sys, res[i].RecordsPerSec, res[i].MBPerSec, res[i].StartupSec, res[i].CPUSecondsPerGB, res[i].PeakRSSMB, res[i].Verified)
+			}
+		}
+		b.prog.Done()
+	}
+	if rate <= 0 {
+		rate = offeredRate(res)
+	}
+	for i, sys := range systems {
+		b.prog.Step(fmt.Sprintf("%s: %s latency at %.0f records/s", wl.Name, sys, rate))
+		switch {
+		case rate <= 0:
+			res[i].Error = joinErr(res[i].Error, "latency: no saturation rate to derive the offered rate from")
+		case ctx.Err() != nil:
+		default:
+			if err := b.latency(ctx, sys, wl, gen, rate, &res[i]); err != nil {
+				res[i].Error = joinErr(res[i].Error, "latency: "+err.Error())
+				b.prog.Logf("%s %s latency: %v", wl.Name, sys, err)
+			} else {
+				b.prog.Logf("%s %s: at %.0f records/s p50 %.1f ms, p99 %.1f ms, p99.9 %.1f ms, verified=%v",
+					wl.Name, sys, res[i].AchievedRate, res[i].P50Ms, res[i].P99Ms, res[i].P999Ms, res[i].Verified)
+			}
+		}
+		b.prog.Done()
+	}
+	return res
+}
+
+func joinErr(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+// saturate measures sys replicating the preloaded topic, then verifies it.
+func (b *bench) saturate(ctx context.Context, sys string, wl Workload, res *Result) error {
+	topic := topicName(sys, wl, "sat")
+	if err := kafkatest.CreateTopic(ctx, b.dstOpts, topic, int32(wl.Partitions), -1, nil); err != nil {
+		return err
+	}
+	n := int64(wl.Records)
+	w, err := watch(ctx, b.dstOpts, topic, n, nil)
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	harness, brokers := newSampler(100*time.Millisecond), newSampler(100*time.Millisecond)
+	harness.Add(os.Getpid())
+	brokers.Add(b.brokerPids...)
+	harness.Start()
+	brokers.Start()
+	defer harness.Stop()
+	defer brokers.Stop()
+
+	started := time.Now()
+	r, err := b.start(sys, wl, topic, b.runName(sys, "sat"))
+	if err != nil {
+		return err
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			r.stop(b.cfg.stopGrace)
+		}
+	}()
+	s := newSampler(100 * time.Millisecond)
+	s.Add(r.pids()...)
+	s.Start()
+	defer s.Stop()
+
+	pctx, cancel := context.WithTimeout(ctx, b.cfg.phaseTimeout)
+	defer cancel()
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	var runErr error
+wait:
+	for {
+		select {
+		case <-w.reached:
+			break wait
+		case <-pctx.Done():
+			got, _, _, _ := w.Seen()
+			runErr = fmt.Errorf("only %d of %d records visible after %s; its log:\n%s", got, n, b.cfg.phaseTimeout, r.logTail(40))
+			break wait
+		case <-tick.C:
+			got, _, _, _ := w.Seen()
+			b.prog.Count(got, n)
+			if err := r.exited(); err != nil {
+				runErr = err
+				break wait
+			}
+			if err := w.Err(); err != nil {
+				runErr = err
+				break wait
+			}
+		}
+	}
+	s.Stop()
+	harness.Stop()
+	brokers.Stop()
+	got, first, firstN, last := w.Seen()
+	w.Stop()
+	r.stop(b.cfg.stopGrace)
+	stopped = true
+	res.PeakRSSMB = max(res.PeakRSSMB, s.PeakRSS())
+	if !first.IsZero() {
+		res.StartupSec = first.Sub(started).Seconds()
+	}
+	if runErr != nil {
+		return runErr
+	}
+	window := last.Sub(first)
+	recs := got - firstN
+	if recs <= 0 || window < 50*time.Millisecond {
+		// Everything became visible at once (tiny runs): count from start.
+		window, first, recs = last.Sub(started), started, got
+	}
+	res.SaturationSec = window.Seconds()
+	res.RecordsPerSec = float64(recs) / window.Seconds()
+	res.MBPerSec = res.RecordsPerSec * float64(wl.RecordBytes) / 1e6
+	gb := float64(recs) * float64(wl.RecordBytes) / 1e9
+	res.CPUSecondsPerGB = (s.CPUAt(last) - s.CPUAt(first)) / gb
+	res.BrokerCPUSecondsPerGB = (brokers.CPUAt(last) - brokers.CPUAt(first)) / gb
+	res.HarnessCPUSecondsPerGB = (harness.CPUAt(last) - harness.CPUAt(first)) / gb
+	return b.check(ctx, topic, res, true)
+}
+
+// check runs the oracle over topic and folds its verdict into res;
+// first says whether this is the first verdict of res.
+func (b *bench) check(ctx context.Context, topic string, res *Result, first bool) error {
+	b.prog.Step(fmt.Sprintf("%s: %s oracle over %s", res.Workload.Name, res.System, topic))
+	vctx, cancel := context.WithTimeout(ctx, b.cfg.phaseTimeout)
+	defer cancel()
+	v, checked, err := verify(vctx, b.srcOpts, b.dstOpts, topic)
+	if err != nil {
+		res.Verified = false
+		return fmt.Errorf("oracle: %w", err)
+	}
+	res.Checked += checked
+	res.Verified = v.OK() && (first || res.Verified)
+	for k, c := range violationCounts(v) {
+		if res.Violations == nil {
+			res.Violations = map[string]int{}
+		}
+		res.Violations[k] += c
+	}
+	if !v.OK() {
+		b.prog.Logf("%s %s: the destination does not match the source:\n%s", res.Workload.Name, res.System, firstLines(v.String(), 15))
+	}
+	if !b.cfg.keepTopics {
+		b.deleteTopic(ctx, topic)
+	}
+	return nil
+}
+
+func (b *bench) deleteTopic(ctx context.Context, topic string) {
+	for _, opts := range [][]kgo.Opt{b.srcOpts, b.dstOpts} {
+		cl, err := kgo.NewClient(opts...)
+		if err != nil {
+			continue
+		}
+		dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		_, _ = kadm.NewClient(cl).DeleteTopics(dctx, topic)
+		cancel()
+		cl.Close()
+	}
+}
+
+func firstLines(s string, n int) string {
+	var out []byte
+	for i, line := 0, 0; i < len(s) && line < n; i++ {
+		out = append(out, s[i])
+		if s[i] == '\n' {
+			line++
+		}
+	}
+	return string(out)
+}
+
+// latency offers rate records/s to sys on a fresh topic pair and records
+// how long each takes to become visible in the destination.
+func (b *bench) latency(ctx context.Context, sys string, wl Workload, gen *recordGen, rate float64, res *Result) error {
+	topic := topicName(sys, wl, "lat")
+	for _, opts := range [][]kgo.Opt{b.srcOpts, b.dstOpts} {
+		if err := kafkatest.CreateTopic(ctx, opts, topic, int32(wl.Partitions), -1, nil); err != nil {
+			return err
+		}
+	}
+	type sample struct{ ts, at time.Time }
+	var samples []sample // appended by the watcher's goroutine only; read after Stop
+	w, err := watch(ctx, b.dstOpts, topic, 0, func(r *kgo.Record, at time.Time) {
+		samples = append(samples, sample{r.Timestamp, at})
+	})
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	p, err := newPacer(b.srcOpts, topic, gen, "l")
+	if err != nil {
+		return err
+	}
+	defer p.cl.Close()
+
+	r, err := b.start(sys, wl, topic, b.runName(sys, "lat"))
+	if err != nil {
+		return err
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			r.stop(b.cfg.stopGrace)
+		}
+	}()
+	s := newSampler(100 * time.Millisecond)
+	s.Add(r.pids()...)
+	s.Start()
+	defer s.Stop()
+
+	// Wait until the system is up: a probe record every 250 ms until one
+	// is visible in the destination.
+	b.prog.Step(fmt.Sprintf("%s: %s latency: waiting for the first record through", wl.Name, sys))
+	readyCtx, cancel := context.WithTimeout(ctx, b.cfg.phaseTimeout)
+	defer cancel()
+	for {
+		if n, _, _, _ := w.Seen(); n > 0 {
+			break
+		}
+		if err := r.exited(); err != nil {
+			return err
+		}
+		p.one(readyCtx)
+		select {
+		case <-readyCtx.Done():
+			return fmt.Errorf("no record visible in the destination within %s; its log:\n%s", b.cfg.phaseTimeout, r.logTail(40))
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+	b.prog.Step(fmt.Sprintf("%s: %s latency at %.0f records/s", wl.Name, sys, rate))
+	p.run(ctx, rate, b.cfg.warmup)
+	mStart := time.Now()
+	res.OfferedRate = rate
+	res.AchievedRate = p.run(ctx, rate, b.cfg.latency)
+	mEnd := time.Now()
+	if err := p.close(ctx); err != nil {
+		return err
+	}
+	// Let the system deliver everything that was offered.
+	drain := time.Now().Add(b.cfg.phaseTimeout)
+	for {
+		n, _, _, _ := w.Seen()
+		b.prog.Count(n, int64(p.sent))
+		if n >= int64(p.sent) {
+			break
+		}
+		if err := r.exited(); err != nil {
+			return err
+		}
+		if time.Now().After(drain) {
+			return fmt.Errorf("only %d of %d offered records visible %s after the offer ended", n, p.sent, b.cfg.phaseTimeout)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	s.Stop()
+	w.Stop()
+	r.stop(b.cfg.stopGrace)
+	stopped = true
+	res.PeakRSSMB = max(res.PeakRSSMB, s.PeakRSS())
+
+	var lat []float64
+	for _, x := range samples {
+		// Timestamps have millisecond resolution: a record stamped at
+		// mStart's millisecond counts.
+		if !x.ts.Before(mStart.Truncate(time.Millisecond)) && x.ts.Before(mEnd) {
+			lat = append(lat, float64(x.at.Sub(x.ts))/float64(time.Millisecond))
+		}
+	}
+	if len(lat) == 0 {
+		return errors.New("no latency samples in the measured window")
+	}
+	slices.Sort(lat)
+	res.LatencySamples = len(lat)
+	res.P50Ms, res.P99Ms, res.P999Ms = quantile(lat, 50), quantile(lat, 99), quantile(lat, 99.9)
+	res.Latency = percentiles(lat)
+	return b.check(ctx, topic, res, false)
+}

@@ -1,0 +1,420 @@
+// Command reo-bench measures what reo's exactly-once guarantee costs: the
+// throughput, latency, CPU and memory of reo next to a plain at-least-once
+// franz-go pipe (the practical ceiling), MirrorMaker 2, and MirrorMaker 2
+// with exactly-once enabled, all on the same clusters, on the same
+// machine, in the same run, so the report's ratios hold on a noisy
+// machine. Every run is checked by the streaming oracle: a fast wrong
+// answer is not a result.
+//
+//	reo-bench --quick --out DIR   1 KiB records, 12 partitions, all four systems (< 5 min on 2 cores)
+//	reo-bench --out DIR           the full plan: record size, partitions, instances, reo's transaction settings
+//	reo-bench pipe [flags]        the pipe itself (reo-bench starts it as a child process)
+//
+// It writes DIR/bench.json, DIR/bench.md (tables with ratios to pipe and
+// to mm2-eos, the goals for reo) and SVG charts. See bench.md's "How it
+// was measured" for the method.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/reo-kafka/reo/chaos"
+	"github.com/reo-kafka/reo/cluster"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if os.Getenv(envChild) == "pipe" {
+		os.Exit(pipeMain(ctx, os.Args[2:], os.Stderr))
+	}
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// config is the parsed command line.
+type config struct {
+	out          string
+	quick        bool
+	systems      []string
+	workloads    []Workload
+	kafka        cluster.Kind
+	reoBin       string
+	mm2Libs      string
+	mm2Tasks     int
+	reoArgs      []string
+	seed         uint64
+	keepTopics   bool
+	latency      time.Duration
+	warmup       time.Duration
+	phaseTimeout time.Duration
+	stopGrace    time.Duration
+}
+
+func parseList(s string) []string {
+	var out []string
+	for _, x := range strings.Split(s, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func parseInts(s, what string) ([]int, error) {
+	var out []int
+	for _, x := range parseList(s) {
+		n, err := strconv.Atoi(x)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("%s: %q is not a positive number", what, x)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// recordsFor is how many records a saturation run of size-byte records
+// preloads: bytes/size, at least 1,000 and at most maxRecords.
+func recordsFor(bytes int64, size, maxRecords int) int {
+	return int(min(max(bytes/int64(size), 1000), int64(maxRecords)))
+}
+
+// plan builds the workloads: every record size, partition count and
+// instance count around the base (the first value of each list), one
+// axis at a time, then reo's commit intervals and in-flight sizes on the
+// base workload.
+func plan(sizes, partitions, instances []int, commitIntervals, inflight []string, bytes int64, maxRecords int) []Workload {
+	mk := func(size, parts, inst int) Workload {
+		w := Workload{RecordBytes: size, Partitions: parts, Instances: inst, Records: recordsFor(bytes, size, maxRecords)}
+		w.Name = workloadName(w)
+		return w
+	}
+	base := mk(sizes[0], partitions[0], instances[0])
+	out := []Workload{base}
+	for _, s := range sizes[1:] {
+		out = append(out, mk(s, partitions[0], instances[0]))
+	}
+	for _, p := range partitions[1:] {
+		out = append(out, mk(sizes[0], p, instances[0]))
+	}
+	for _, i := range instances[1:] {
+		out = append(out, mk(sizes[0], partitions[0], i))
+	}
+	for _, ci := range commitIntervals {
+		w := base
+		w.ReoCommitInterval = ci
+		w.Name = workloadName(w)
+		out = append(out, w)
+	}
+	for _, f := range inflight {
+		w := base
+		w.ReoMaxInflight = f
+		w.Name = workloadName(w)
+		out = append(out, w)
+	}
+	return out
+}
+
+func parseConfig(args []string, stderr io.Writer) (*config, error) {
+	c := &config{}
+	fs := flag.NewFlagSet("reo-bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.out, "out", "bench-out", "directory for bench.json, bench.md and the SVG charts")
+	fs.BoolVar(&c.quick, "quick", false, "the quick plan: 1 KiB records, 12 partitions, 1 instance, all four systems, 200k records, 10s of latency (under 5 minutes on 2 cores)")
+	systems := fs.String("systems", strings.Join(allSystems, ","), "systems to run, from "+strings.Join(allSystems, ","))
+	sizes := fs.String("sizes", "1024,100,16384", "record value sizes in bytes; the first is the base")
+	parts := fs.String("partitions", "12,1,48", "partition counts; the first is the base")
+	insts := fs.String("instances", "1,2,3", "replicator instance counts; the first is the base")
+	cis := fs.String("reo-commit-intervals", "50ms,500ms", "reo --commit-interval values to run reo with on the base workload")
+	inflight := fs.String("reo-max-inflight", "64MiB,1GiB", "reo --max-inflight-bytes values (which set its transaction size) to run reo with on the base workload")
+	bytes := fs.Int64("bytes", 200_000_000, "record value bytes preloaded per saturation run")
+	maxRecords := fs.Int("max-records", 1_000_000, "at most this many records per saturation run")
+	kind := fs.String("kafka", string(cluster.Local), "cluster provider: local (real brokers; the only valid one for figures) or inprocess (kfake: smoke runs only)")
+	fs.StringVar(&c.reoBin, "reo-bin", "", "reo binary to run (default: build ./cmd/reo)")
+	fs.StringVar(&c.mm2Libs, "mm2-libs", "", "MirrorMaker 2 jar directory (default .cache/mm2-<version>/libs, fetched on first use)")
+	fs.IntVar(&c.mm2Tasks, "mm2-tasks", 0, "MirrorMaker 2 tasks.max (0: one per partition, at most 4 per instance)")
+	reoArgs := fs.String("reo-args", "", "extra reo replicate flags for every reo run, space-separated")
+	fs.Uint64Var(&c.seed, "seed", 1, "seed of the record contents")
+	fs.BoolVar(&c.keepTopics, "keep-topics", false, "keep each run's topics (default: delete after the oracle)")
+	fs.DurationVar(&c.latency, "latency-duration", 20*time.Second, "measured part of each latency run")
+	fs.DurationVar(&c.warmup, "warmup", 3*time.Second, "unmeasured start of each latency run at the offered rate")
+	fs.DurationVar(&c.phaseTimeout, "phase-timeout", 5*time.Minute, "bound on each phase (start-up, saturation, drain, oracle)")
+	fs.DurationVar(&c.stopGrace, "stop-grace", 20*time.Second, "how long a stopped system may take to exit before SIGKILL")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: reo-bench [--quick] [--out DIR] [flags]\n       reo-bench pipe --source-bootstrap ... --dest-bootstrap ... --topic T\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if c.quick {
+		// The quick plan, unless a flag says otherwise.
+		if !set["sizes"] {
+			*sizes = "1024"
+		}
+		if !set["partitions"] {
+			*parts = "12"
+		}
+		if !set["instances"] {
+			*insts = "1"
+		}
+		if !set["reo-commit-intervals"] {
+			*cis = ""
+		}
+		if !set["reo-max-inflight"] {
+			*inflight = ""
+		}
+		if !set["latency-duration"] {
+			c.latency = 10 * time.Second
+		}
+		if !set["warmup"] {
+			c.warmup = 2 * time.Second
+		}
+	}
+	c.systems = parseList(*systems)
+	for _, s := range c.systems {
+		if systemIndex(s) == len(allSystems) {
+			return nil, fmt.Errorf("--systems: unknown system %q (want %s)", s, strings.Join(allSystems, ", "))
+		}
+	}
+	if len(c.systems) == 0 {
+		return nil, errors.New("--systems: none given")
+	}
+	sz, err := parseInts(*sizes, "--sizes")
+	if err != nil {
+		return nil, err
+	}
+	ps, err := parseInts(*parts, "--partitions")
+	if err != nil {
+		return nil, err
+	}
+	is, err := parseInts(*insts, "--instances")
+	if err != nil {
+		return nil, err
+	}
+	if len(sz) == 0 || len(ps) == 0 || len(is) == 0 {
+		return nil, errors.New("--sizes, --partitions and --instances need at least one value each")
+	}
+	for _, ci := range parseList(*cis) {
+		if d, err := time.ParseDuration(ci); err != nil || d <= 0 {
+			return nil, fmt.Errorf("--reo-commit-intervals: %q is not a duration", ci)
+		}
+	}
+	if *bytes <= 0 || *maxRecords <= 0 {
+		return nil, errors.New("--bytes and --max-records must be positive")
+	}
+	c.workloads = plan(sz, ps, is, parseList(*cis), parseList(*inflight), *bytes, *maxRecords)
+	c.kafka = cluster.Kind(*kind)
+	if c.kafka != cluster.Local && c.kafka != cluster.InProcess {
+		return nil, fmt.Errorf("--kafka: %q is not local or inprocess", *kind)
+	}
+	c.reoArgs = strings.Fields(*reoArgs)
+	return c, nil
+}
+
+// run is the whole program; it returns the exit code: 0 when the report
+// was written and every run was verified, 1 when a run failed or did not
+// verify, 2 for a bad command line.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "pipe" {
+		return pipeMain(ctx, args[1:], stderr)
+	}
+	cfg, err := parseConfig(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "reo-bench: %v\n", err)
+		return 2
+	}
+	rep, err := execute(ctx, cfg, "reo-bench "+strings.Join(args, " "), stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "reo-bench: %v\n", err)
+		return 1
+	}
+	if err := rep.Write(cfg.out); err != nil {
+		fmt.Fprintf(stderr, "reo-bench: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "reo-bench: wrote %s\n", filepath.Join(cfg.out, "bench.md"))
+	code := 0
+	for _, r := range rep.Results {
+		status := "verified"
+		if !r.Verified {
+			status, code = "NOT VERIFIED", 1
+		}
+		fmt.Fprintf(stdout, "  %-8s %-28s %9.0f records/s %7.1f MB/s  p99 %7.1f ms  %6.1f CPU s/GB  %5.0f MiB  %s\n",
+			r.System, r.Workload.Name, r.RecordsPerSec, r.MBPerSec, r.P99Ms, r.CPUSecondsPerGB, r.PeakRSSMB, status)
+		if r.Error != "" {
+			fmt.Fprintf(stdout, "           %s\n", firstLines(r.Error, 3))
+		}
+	}
+	return code
+}
+
+// execute starts the clusters, builds what it needs, runs the plan and
+// returns the report. Everything it starts is gone when it returns.
+func execute(ctx context.Context, cfg *config, command string, stderr io.Writer) (*Report, error) {
+	started := time.Now()
+	rep := &Report{
+		Machine: machine(), KafkaVersion: cluster.KafkaVersion, Command: command,
+		Provider: string(cfg.kafka), Started: started,
+	}
+	if cfg.kafka == cluster.InProcess {
+		rep.Notes = append(rep.Notes, "in-process clusters (kfake): these figures are NOT valid benchmark results; kfake completes transactions synchronously and shares reo-bench's CPU. Use --kafka local.")
+	}
+	b := &bench{cfg: *cfg}
+	b.prog = newProgress(stderr, 0)
+	defer b.prog.Close()
+
+	needMM2 := false
+	for _, s := range cfg.systems {
+		needMM2 = needMM2 || s == sysMM2 || s == sysMM2EOS
+	}
+	if needMM2 {
+		if cfg.kafka == cluster.InProcess {
+			return nil, errors.New("MirrorMaker 2 cannot run against in-process clusters here: use --kafka local or --systems pipe,reo")
+		}
+		b.prog.Step("locating MirrorMaker 2")
+		env, err := findMM2(ctx, cfg.mm2Libs, b.prog.Logf)
+		if err != nil {
+			return nil, err
+		}
+		b.mm2 = env
+		rep.MM2Version = env.version
+		if env.version != cluster.KafkaVersion {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("MirrorMaker 2 runs from Kafka %s jars against %s brokers: connect-mirror %s is not on Maven Central (see kafka/mm2/pom.xml).",
+				env.version, cluster.KafkaVersion, cluster.KafkaVersion))
+		}
+	}
+	if j, err := findJava(); err == nil {
+		rep.Machine.Java = javaVersion(j)
+	}
+
+	var err error
+	if b.selfBin, err = os.Executable(); err != nil {
+		return nil, fmt.Errorf("find own binary for the pipe: %w", err)
+	}
+	b.reoBin = cfg.reoBin
+	if b.reoBin == "" && containsSystem(cfg.systems, sysReo) {
+		b.prog.Step("building cmd/reo")
+		root, err := cluster.RepoRoot()
+		if err != nil {
+			return nil, err
+		}
+		dir, err := os.MkdirTemp("", "reo-bench-bin-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+		bctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+		b.reoBin, err = chaos.BuildReo(bctx, root, dir)
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	b.prog.Step("starting the source and destination clusters")
+	type startResult struct {
+		c   cluster.Cluster
+		err error
+	}
+	ch := make(chan startResult, 2)
+	for _, name := range []string{"source", "destination"} {
+		go func() {
+			sctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+			defer cancel()
+			c, err := cluster.Start(sctx, cfg.kafka, cluster.Spec{Name: "bench-" + name, Brokers: 1})
+			ch <- startResult{c, err}
+		}()
+	}
+	var errs []error
+	for range 2 {
+		s := <-ch
+		if s.err != nil {
+			errs = append(errs, s.err)
+			continue
+		}
+		defer s.c.Close()
+		if s.c.Name() == "bench-source" {
+			b.src = s.c
+		} else {
+			b.dst = s.c
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("start clusters: %w", err)
+	}
+	b.srcOpts, b.dstOpts = cluster.DirectOpts(b.src), cluster.DirectOpts(b.dst)
+	for _, c := range []cluster.Cluster{b.src, b.dst} {
+		if r, ok := c.(interface{ Root() string }); ok {
+			b.brokerPids = append(b.brokerPids, brokerPids(r)...)
+		}
+	}
+
+	b.prog.mu.Lock()
+	b.prog.total = b.units()
+	b.prog.mu.Unlock()
+	rep.Results = b.runAll(ctx)
+	rep.DurationSec = time.Since(started).Seconds()
+	if err := ctx.Err(); err != nil {
+		return rep, fmt.Errorf("interrupted: %w", err)
+	}
+	return rep, nil
+}
+
+func containsSystem(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// machine describes this machine from /proc.
+func machine() Machine {
+	m := Machine{CPUs: runtime.NumCPU(), OS: runtime.GOOS + "/" + runtime.GOARCH, Go: runtime.Version()}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPUModel = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+				kb, _ := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 64)
+				m.MemoryGiB = kb / (1 << 20)
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		m.Kernel = strings.TrimSpace(string(b))
+	}
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		if f := strings.Fields(string(b)); len(f) > 0 {
+			m.LoadAvg, _ = strconv.ParseFloat(f[0], 64)
+		}
+	}
+	return m
+}

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// clockTicks is USER_HZ, the unit of utime and stime in /proc/<pid>/stat;
+// 100 on every Linux architecture Go supports.
+const clockTicks = 100
+
+// procCPU returns the CPU seconds (user + system) pid has used.
+func procCPU(pid int) (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name (field 2) may hold spaces; fields resume after ")".
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("malformed /proc/%d/stat", pid)
+	}
+	f := strings.Fields(string(b[i+1:]))
+	// f[0] is field 3 (state): utime is field 14, stime field 15.
+	if len(f) < 13 {
+		return 0, fmt.Errorf("short /proc/%d/stat", pid)
+	}
+	ut, err1 := strconv.ParseFloat(f[11], 64)
+	st, err2 := strconv.ParseFloat(f[12], 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("malformed /proc/%d/stat times", pid)
+	}
+	return (ut + st) / clockTicks, nil
+}
+
+// procHWM returns pid's peak resident set size (VmHWM) in MiB.
+func procHWM(pid int) (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 64)
+			if err != nil {
+				return 0, fmt.Errorf("malformed VmHWM of %d: %q", pid, line)
+			}
+			return kb / 1024, nil
+		}
+	}
+	return 0, fmt.Errorf("no VmHWM for %d", pid)
+}
+
+// cpuSample is a process group's total CPU seconds at a moment.
+type cpuSample struct {
+	at  time.Time
+	cpu float64
+}
+
+// sampler polls the CPU time and peak RSS of a set of processes every
+// interval until stopped. A process that has exited keeps its last values.
+// Its goroutine is owned by the sampler: Stop ends it.
+type sampler struct {
+	interval time.Duration
+	stop     chan struct{}
+	done     chan struct{}
+	stopOnce sync.Once
+
+	mu      sync.Mutex // guards the fields below
+	pids    []int
+	lastCPU map[int]float64
+	hwm     map[int]float64
+	samples []cpuSample
+}
+
+func newSampler(interval time.Duration) *sampler {
+	return &sampler{interval: interval, stop: make(chan struct{}), done: make(chan struct{}),
+		lastCPU: map[int]float64{}, hwm: map[int]float64{}}
+}
+
+// Add adds pids to the set, from now on.
+func (s *sampler) Add(pids ...int) {
+	s.mu.Lock()
+	s.pids = append(s.pids, pids...)
+	s.mu.Unlock()
+	s.sample()
+}
+
+// Start begins polling.
+func (s *sampler) Start() {
+	go func() {
+		defer close(s.done)
+		t := time.NewTicker(s.interval)
+		defer t.Stop()
+		for {
+			s.sample()
+			select {
+			case <-s.stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+}
+
+// Stop takes a last sample and ends polling.
+func (s *sampler) Stop() {
+	s.stopOnce.Do(func() {
+		close(s.stop)
+		<-s.done
+		s.sample()
+	})
+}
+
+func (s *sampler) sample() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	total := 0.0
+	for _, pid := range s.pids {
+		if c, err := procCPU(pid); err == nil {
+			s.lastCPU[pid] = c
+		}
+		if h, err := procHWM(pid); err == nil {
+			s.hwm[pid] = max(s.hwm[pid], h)
+		}
+		total += s.lastCPU[pid]
+	}
+	s.samples = append(s.samples, cpuSample{now, total})
+}
+
+// CPUAt is the group's CPU seconds at t, interpolated between samples.
+func (s *sampler) CPUAt(t time.Time) float64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return interpolate(s.samples, t)
+}
+
+func interpolate(ss []cpuSample, t time.Time) float64 {
+	if len(ss) == 0 {
+		return 0
+	}
+	if !t.After(ss[0].at) {
+		return ss[0].cpu
+	}
+	for i := 1; i < len(ss); i++ {
+		if !t.After(ss[i].at) {
+			a, b := ss[i-1], ss[i]
+			span := b.at.Sub(a.at).Seconds()
+			if span <= 0 {
+				return b.cpu
+			}
+			return a.cpu + (b.cpu-a.cpu)*t.Sub(a.at).Seconds()/span
+		}
+	}
+	return ss[len(ss)-1].cpu
+}
+
+// PeakRSS is the largest VmHWM of any one process, in MiB.
+func (s *sampler) PeakRSS() float64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := 0.0
+	for _, h := range s.hwm {
+		m = max(m, h)
+	}
+	return m
+}

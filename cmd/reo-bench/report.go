@@ -1,0 +1,484 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+)
+
+// The systems under test, in the order runs and reports show them.
+const (
+	sysPipe   = "pipe"
+	sysReo    = "reo"
+	sysMM2    = "mm2"
+	sysMM2EOS = "mm2-eos"
+)
+
+var allSystems = []string{sysPipe, sysReo, sysMM2, sysMM2EOS}
+
+// Report is bench.json: where and how the run was made, and one Result per
+// system and workload. Every Result of a Report was measured in the same
+// run on the same clusters, so ratios between them hold on a noisy machine.
+type Report struct {
+	Machine      Machine   `json:"machine"`
+	KafkaVersion string    `json:"kafka_version"`
+	MM2Version   string    `json:"mm2_version,omitempty"`
+	Command      string    `json:"command"`
+	Provider     string    `json:"provider"`
+	Started      time.Time `json:"started"`
+	DurationSec  float64   `json:"duration_sec"`
+	// Notes are caveats that apply to the whole run (an in-process
+	// provider, a MirrorMaker version other than the brokers').
+	Notes   []string `json:"notes,omitempty"`
+	Results []Result `json:"results"`
+}
+
+// Machine describes where the run was made.
+type Machine struct {
+	CPUs      int     `json:"cpus"`
+	CPUModel  string  `json:"cpu_model,omitempty"`
+	MemoryGiB float64 `json:"memory_gib,omitempty"`
+	OS        string  `json:"os"`
+	Kernel    string  `json:"kernel,omitempty"`
+	Go        string  `json:"go"`
+	Java      string  `json:"java,omitempty"`
+	// LoadAvg is the 1-minute load average when the run started: other
+	// work on the machine shows here.
+	LoadAvg float64 `json:"load_avg_1m"`
+}
+
+// Workload is one point of the workload axes.
+type Workload struct {
+	Name        string `json:"name"`
+	RecordBytes int    `json:"record_bytes"`
+	Partitions  int    `json:"partitions"`
+	Instances   int    `json:"instances"`
+	// Records is how many records the saturation phase preloads.
+	Records int `json:"records"`
+	// ReoCommitInterval and ReoMaxInflight are reo's transaction interval
+	// and --max-inflight-bytes (which sets its transaction size); empty
+	// means reo's defaults. Workloads that set them run reo only.
+	ReoCommitInterval string `json:"reo_commit_interval,omitempty"`
+	ReoMaxInflight    string `json:"reo_max_inflight_bytes,omitempty"`
+}
+
+// reoOnly reports whether w varies a reo setting, so only reo runs it.
+func (w Workload) reoOnly() bool { return w.ReoCommitInterval != "" || w.ReoMaxInflight != "" }
+
+// base is the workload w varies: the same records without reo settings.
+func (w Workload) base() Workload {
+	w.ReoCommitInterval, w.ReoMaxInflight = "", ""
+	w.Name = workloadName(w)
+	return w
+}
+
+func workloadName(w Workload) string {
+	n := fmt.Sprintf("%s-p%d-i%d", sizeName(w.RecordBytes), w.Partitions, w.Instances)
+	if w.ReoCommitInterval != "" {
+		n += "-ci" + w.ReoCommitInterval
+	}
+	if w.ReoMaxInflight != "" {
+		n += "-inflight" + w.ReoMaxInflight
+	}
+	return n
+}
+
+func sizeName(b int) string {
+	switch {
+	case b >= 1<<10 && b%(1<<10) == 0:
+		return fmt.Sprintf("%dKiB", b>>10)
+	default:
+		return fmt.Sprintf("%dB", b)
+	}
+}
+
+// Percentile is one point of a latency distribution.
+type Percentile struct {
+	P  float64 `json:"p"` // 0..100
+	Ms float64 `json:"ms"`
+}
+
+// Result is what one system did on one workload. A Result with Verified
+// false is not a result: the destination did not match the source.
+type Result struct {
+	System   string   `json:"system"`
+	Workload Workload `json:"workload"`
+
+	RecordsPerSec   float64 `json:"records_per_sec"`
+	MBPerSec        float64 `json:"mb_per_sec"`
+	P50Ms           float64 `json:"p50_ms"`
+	P99Ms           float64 `json:"p99_ms"`
+	P999Ms          float64 `json:"p999_ms"`
+	CPUSecondsPerGB float64 `json:"cpu_seconds_per_gb"`
+	PeakRSSMB       float64 `json:"peak_rss_mb"`
+	Verified        bool    `json:"verified"`
+
+	// StartupSec is from starting the system to the first record visible
+	// in the destination; the throughput figures exclude it.
+	StartupSec float64 `json:"startup_sec"`
+	// SaturationSec is the measured window: first to last record visible.
+	SaturationSec float64 `json:"saturation_sec"`
+	// OfferedRate and AchievedRate are the latency phase's target and the
+	// rate the harness producer actually reached (records/s).
+	OfferedRate    float64      `json:"offered_records_per_sec,omitempty"`
+	AchievedRate   float64      `json:"achieved_records_per_sec,omitempty"`
+	LatencySamples int          `json:"latency_samples,omitempty"`
+	Latency        []Percentile `json:"latency_percentiles,omitempty"`
+	// BrokerCPUSecondsPerGB is both brokers' CPU over the saturation
+	// window per GB replicated (transactions cost broker CPU too);
+	// HarnessCPUSecondsPerGB is reo-bench's own (the toxiproxy links every
+	// system's traffic crosses, and the counting consumer).
+	BrokerCPUSecondsPerGB  float64 `json:"broker_cpu_seconds_per_gb,omitempty"`
+	HarnessCPUSecondsPerGB float64 `json:"harness_cpu_seconds_per_gb,omitempty"`
+	// Checked counts the records the oracle compared (source side, both
+	// phases); Violations counts its findings by kind.
+	Checked    int64          `json:"checked_records"`
+	Violations map[string]int `json:"violations,omitempty"`
+	Error      string         `json:"error,omitempty"`
+}
+
+// Write writes bench.json, bench.md and the SVG charts into dir.
+func (r *Report) Write(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create report dir %s: %w", dir, err)
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode bench.json: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "bench.json"), append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write bench.json: %w", err)
+	}
+	charts, err := writeCharts(dir, r)
+	if err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(dir, "bench.md"))
+	if err != nil {
+		return fmt.Errorf("write bench.md: %w", err)
+	}
+	defer f.Close()
+	if err := r.Markdown(f, charts); err != nil {
+		return fmt.Errorf("write bench.md: %w", err)
+	}
+	return f.Close()
+}
+
+// ReadReport reads a bench.json.
+func ReadReport(path string) (*Report, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read report: %w", err)
+	}
+	var r Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("decode report %s: %w", path, err)
+	}
+	return &r, nil
+}
+
+// find returns the result of system on the workload that w's records are
+// compared against (w's base for reo-only workloads).
+func (r *Report) find(system string, w Workload) (Result, bool) {
+	want := w.base().Name
+	for _, x := range r.Results {
+		if x.System == system && x.Workload.Name == want {
+			return x, true
+		}
+	}
+	return Result{}, false
+}
+
+// Ratio is a's throughput over the throughput of system other on a's
+// workload; ok is false when there is no such result or it is zero.
+func (r *Report) Ratio(a Result, other string) (float64, bool) {
+	b, ok := r.find(other, a.Workload)
+	if !ok || b.RecordsPerSec <= 0 {
+		return 0, false
+	}
+	return a.RecordsPerSec / b.RecordsPerSec, true
+}
+
+// Target is one of the issue's goals for reo on the quick workload.
+type Target struct {
+	Name   string
+	Want   string
+	Got    string
+	Met    bool
+	Margin string // by how much it is met or missed
+}
+
+// Targets evaluates the goals for reo on workload name: ≥0.9× pipe
+// throughput, ≥2× mm2-eos throughput, p99 ≤ 250 ms at the fixed rate,
+// peak RSS ≤ 256 MiB. A goal whose inputs are missing or unverified is
+// reported as not met.
+func (r *Report) Targets(workload string) []Target {
+	var reo Result
+	found := false
+	for _, x := range r.Results {
+		if x.System == sysReo && x.Workload.Name == workload {
+			reo, found = x, true
+		}
+	}
+	if !found {
+		return nil
+	}
+	var out []Target
+	ratioTarget := func(other string, want float64) {
+		t := Target{Name: fmt.Sprintf("throughput vs %s", other), Want: fmt.Sprintf("≥ %.1f×", want)}
+		o, ok := r.find(other, reo.Workload)
+		switch {
+		case !ok || o.RecordsPerSec <= 0:
+			t.Got, t.Margin = "n/a", "no "+other+" result"
+		default:
+			ratio := reo.RecordsPerSec / o.RecordsPerSec
+			t.Got = fmt.Sprintf("%.2f×", ratio)
+			t.Met = ratio >= want && reo.Verified && o.Verified
+			t.Margin = fmt.Sprintf("%+.0f%% of the goal", (ratio/want-1)*100)
+			if !reo.Verified || !o.Verified {
+				t.Margin += " (unverified run)"
+			}
+		}
+		out = append(out, t)
+	}
+	ratioTarget(sysPipe, 0.9)
+	ratioTarget(sysMM2EOS, 2)
+	lat := Target{Name: "p99 latency at the fixed rate", Want: "≤ 250 ms"}
+	if reo.LatencySamples > 0 {
+		lat.Got = fmt.Sprintf("%.1f ms", reo.P99Ms)
+		lat.Met = reo.P99Ms <= 250 && reo.Verified
+		lat.Margin = fmt.Sprintf("%+.1f ms", 250-reo.P99Ms)
+	} else {
+		lat.Got, lat.Margin = "n/a", "no latency samples"
+	}
+	out = append(out, lat)
+	rss := Target{Name: "peak RSS", Want: "≤ 256 MiB", Got: fmt.Sprintf("%.0f MiB", reo.PeakRSSMB)}
+	rss.Met = reo.PeakRSSMB > 0 && reo.PeakRSSMB <= 256
+	rss.Margin = fmt.Sprintf("%+.0f MiB", 256-reo.PeakRSSMB)
+	out = append(out, rss)
+	return out
+}
+
+// workloads lists the distinct workloads of r in first-seen order.
+func (r *Report) workloads() []Workload {
+	var out []Workload
+	seen := map[string]bool{}
+	for _, x := range r.Results {
+		if !seen[x.Workload.Name] {
+			seen[x.Workload.Name] = true
+			out = append(out, x.Workload)
+		}
+	}
+	return out
+}
+
+func fmtRatio(v float64, ok bool) string {
+	if !ok {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f×", v)
+}
+
+func fmtNum(v float64) string {
+	switch {
+	case v == 0:
+		return "–"
+	case math.Abs(v) >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case math.Abs(v) >= 10:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.2f", v)
+	}
+}
+
+// Markdown writes bench.md: how the run was made, one table per workload
+// with ratios to pipe and to mm2-eos, the goals for reo, and the charts.
+func (r *Report) Markdown(w io.Writer, charts []string) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# reo-bench report\n\n")
+	fmt.Fprintf(&b, "Command: `%s`\n\n", r.Command)
+	fmt.Fprintf(&b, "- started %s, took %s\n", r.Started.UTC().Format(time.RFC3339), (time.Duration(r.DurationSec) * time.Second).String())
+	fmt.Fprintf(&b, "- machine: %d CPUs (%s), %.0f GiB, %s %s, load average %.2f at start; %s; %s\n",
+		r.Machine.CPUs, r.Machine.CPUModel, r.Machine.MemoryGiB, r.Machine.OS, r.Machine.Kernel, r.Machine.LoadAvg, r.Machine.Go, r.Machine.Java)
+	fmt.Fprintf(&b, "- clusters: provider %s, Apache Kafka %s, one source and one destination cluster of 1 broker each on 127.0.0.1\n", r.Provider, r.KafkaVersion)
+	if r.MM2Version != "" {
+		fmt.Fprintf(&b, "- MirrorMaker 2: connect-mirror %s, dedicated mode\n", r.MM2Version)
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "- **note:** %s\n", n)
+	}
+	b.WriteString("\n")
+
+	for _, wl := range r.workloads() {
+		fmt.Fprintf(&b, "## %s\n\n", wl.Name)
+		fmt.Fprintf(&b, "%d records of %s over %d partitions, %d replicator instance(s)", wl.Records, sizeName(wl.RecordBytes), wl.Partitions, wl.Instances)
+		if wl.reoOnly() {
+			fmt.Fprintf(&b, "; reo only, with --commit-interval %s --max-inflight-bytes %s (ratios against %s)",
+				orDefault(wl.ReoCommitInterval), orDefault(wl.ReoMaxInflight), wl.base().Name)
+		}
+		b.WriteString(".\n\n")
+		b.WriteString("| system | records/s | MB/s | × pipe | × mm2-eos | startup s | offered rec/s | p50 ms | p99 ms | p99.9 ms | CPU s/GB | broker CPU s/GB | peak RSS MiB | verified |\n")
+		b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|:---:|\n")
+		for _, x := range r.Results {
+			if x.Workload.Name != wl.Name {
+				continue
+			}
+			rp, okp := r.Ratio(x, sysPipe)
+			re, oke := r.Ratio(x, sysMM2EOS)
+			verified := "✅"
+			if !x.Verified {
+				verified = "❌ " + violationSummary(x)
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+				x.System, fmtNum(x.RecordsPerSec), fmtNum(x.MBPerSec), fmtRatio(rp, okp), fmtRatio(re, oke),
+				fmtNum(x.StartupSec), fmtNum(x.OfferedRate), fmtNum(x.P50Ms), fmtNum(x.P99Ms), fmtNum(x.P999Ms),
+				fmtNum(x.CPUSecondsPerGB), fmtNum(x.BrokerCPUSecondsPerGB), fmtNum(x.PeakRSSMB), verified)
+		}
+		b.WriteString("\n")
+		if ts := r.Targets(wl.Name); len(ts) > 0 && !wl.reoOnly() {
+			b.WriteString("Goals for reo on this workload:\n\n| goal | want | got | met | margin |\n|---|---|---|:---:|---|\n")
+			for _, t := range ts {
+				met := "✅"
+				if !t.Met {
+					met = "❌"
+				}
+				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", t.Name, t.Want, t.Got, met, t.Margin)
+			}
+			b.WriteString("\n")
+		}
+		for _, x := range r.Results {
+			if x.Workload.Name == wl.Name && x.Error != "" {
+				fmt.Fprintf(&b, "- %s: %s\n", x.System, x.Error)
+			}
+		}
+	}
+	if len(charts) > 0 {
+		b.WriteString("## Charts\n\n")
+		for _, c := range charts {
+			fmt.Fprintf(&b, "![%s](%s)\n\n", strings.TrimSuffix(c, ".svg"), c)
+		}
+	}
+	b.WriteString(methodText)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func orDefault(s string) string {
+	if s == "" {
+		return "default"
+	}
+	return s
+}
+
+func violationSummary(x Result) string {
+	if len(x.Violations) == 0 {
+		if x.Error != "" {
+			return "(error)"
+		}
+		return ""
+	}
+	keys := make([]string, 0, len(x.Violations))
+	for k := range x.Violations {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s %d", k, x.Violations[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// percentiles returns the distribution points the report keeps of sorted
+// latency samples (ms).
+func percentiles(sorted []float64) []Percentile {
+	if len(sorted) == 0 {
+		return nil
+	}
+	var out []Percentile
+	for _, p := range []float64{0, 10, 25, 50, 75, 90, 95, 99, 99.5, 99.9, 99.99, 100} {
+		out = append(out, Percentile{P: p, Ms: quantile(sorted, p)})
+	}
+	return out
+}
+
+// quantile is the nearest-rank percentile p (0..100) of sorted samples.
+func quantile(sorted []float64, p float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(p/100*float64(len(sorted)))) - 1
+	i = max(0, min(i, len(sorted)-1))
+	return sorted[i]
+}
+
+// systemOrder sorts results by workload order of appearance, then system.
+func systemIndex(s string) int {
+	if i := slices.Index(allSystems, s); i >= 0 {
+		return i
+	}
+	return len(allSystems)
+}
+
+const methodText = `## How it was measured
+
+- **Same run, same clusters.** Every system replicates on the same two
+  single-broker Apache Kafka clusters, one after the other, each into topics
+  of its own (source topic preloaded identically, destination topic created
+  empty with the same partition count). Nothing else of the bench runs while
+  a system is measured, apart from the harness consumer that watches the
+  destination.
+- **Throughput at saturation.** The source topic is preloaded with N records
+  (random, incompressible values; a key; an id header), then the system is
+  started. A read_committed consumer on the destination notes when the first
+  record becomes visible and when all N are. records/s = (N − records visible
+  at the first sighting) / (last − first sighting); MB/s counts record values
+  (10^6 bytes). Start-up (JVM start, group join, first transaction) is
+  reported separately as "startup s" and excluded, so the JVMs are not
+  charged for starting; they still run partly cold, as they would after any
+  restart.
+- **Latency at a fixed rate.** On a fresh topic pair, with the system started
+  and a probe record seen through it, a producer offers half the slowest
+  system's saturation rate for this workload (the same rate for every
+  system), warms up for a few seconds, then measures: latency = time the
+  destination read_committed consumer receives the record − the record's
+  source timestamp (set by the producer when it hands the record over; same
+  clock). Percentiles are nearest-rank over every measured record.
+- **CPU and memory.** utime+stime of the replicator processes from
+  /proc/<pid>/stat over the saturation window (first to last record
+  visible), per GB of record values; peak RSS is the largest VmHWM of one
+  replicator process over both phases. The pipe runs as a child process
+  (` + "`reo-bench pipe`" + `), so all four are measured the same way.
+  Broker CPU is both brokers' JVMs over the same window.
+- **Correctness.** After each phase the system is stopped and the streaming
+  oracle reads the source and destination topics side by side (read_committed):
+  every record must be there once, in order, in its partition, byte for byte,
+  with headers and timestamp. A run with any violation is marked ❌; its
+  speed is not a result.
+- **Systems.** reo as built from this tree with its defaults (16 shards,
+  100 ms commit interval) unless the workload says otherwise. pipe: a
+  franz-go consume→produce loop without transactions (consumer group, reads
+  read_committed, keeps partition, key, value, headers and timestamp,
+  commits offsets after the produce is acknowledged): at-least-once, the
+  practical ceiling. mm2: MirrorMaker 2 in dedicated mode, identity
+  replication policy, checkpoints, heartbeats, offset syncs and group offset
+  sync off, one task per partition up to 4 per instance, -Xmx512m with
+  Kafka's usual G1 settings. mm2-eos: the same with
+  exactly.once.source.support=enabled on the target, internal REST on,
+  read_committed source consumer. Every client runs with its own library's
+  defaults (franz-go: snappy, 10 ms linger; Java: no compression, 5 ms
+  linger).
+- **Network.** The local provider puts a toxiproxy link in front of each
+  broker (every broker advertises it, and KRaft brokers cannot add a
+  listener at run time), so the systems' traffic crosses it, in reo-bench's
+  own process; the harness's own clients bypass it. Its CPU is in
+  "harness CPU" in bench.json, the same per byte for every system.
+`

@@ -1,0 +1,258 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/reo-kafka/reo/oracle"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// recordGen makes the bench's records: key "k<i>", a value of size bytes
+// cut from a random pool at a position that moves with i (incompressible,
+// different per record, cheap), and the oracle's id header.
+type recordGen struct {
+	size, partitions int
+	pool             []byte
+}
+
+func newRecordGen(size, partitions int, seed uint64) *recordGen {
+	rng := rand.New(rand.NewPCG(seed, seed^0x5bd1e995))
+	pool := make([]byte, size+1<<20)
+	for i := 0; i+8 <= len(pool); i += 8 {
+		v := rng.Uint64()
+		for j := range 8 {
+			pool[i+j] = byte(v >> (8 * j))
+		}
+	}
+	return &recordGen{size: size, partitions: partitions, pool: pool}
+}
+
+// record returns record i (of the stream named prefix), partitioned round
+// robin.
+func (g *recordGen) record(prefix string, i int) *kgo.Record {
+	off := (i * 7919) % (len(g.pool) - g.size)
+	id := prefix + strconv.Itoa(i)
+	return &kgo.Record{
+		Partition: int32(i % g.partitions),
+		Key:       []byte("k" + strconv.Itoa(i)),
+		Value:     g.pool[off : off+g.size],
+		Headers:   []kgo.RecordHeader{{Key: oracle.IDHeader, Value: []byte(id)}},
+	}
+}
+
+// preload writes n records to topic with a plain producer (no compression),
+// calling progress with the count acknowledged so far.
+func preload(ctx context.Context, opts []kgo.Opt, topic string, g *recordGen, n int, progress func(int)) error {
+	cl, err := kgo.NewClient(append(append([]kgo.Opt(nil), opts...),
+		kgo.DefaultProduceTopic(topic),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.ProducerBatchCompression(kgo.NoCompression()),
+		kgo.ProducerLinger(5*time.Millisecond),
+		kgo.MaxBufferedBytes(64<<20),
+	)...)
+	if err != nil {
+		return fmt.Errorf("preload producer: %w", err)
+	}
+	defer cl.Close()
+	var acked atomic.Int64
+	var firstErr error
+	var errOnce sync.Once
+	for i := range n {
+		if ctx.Err() != nil {
+			break
+		}
+		cl.Produce(ctx, g.record("s", i), func(_ *kgo.Record, err error) {
+			if err != nil {
+				errOnce.Do(func() { firstErr = err })
+				return
+			}
+			if a := acked.Add(1); a%10000 == 0 && progress != nil {
+				progress(int(a))
+			}
+		})
+	}
+	if err := cl.Flush(ctx); err != nil {
+		return fmt.Errorf("preload %s: %w", topic, err)
+	}
+	if firstErr != nil {
+		return fmt.Errorf("preload %s: %w", topic, firstErr)
+	}
+	if progress != nil {
+		progress(int(acked.Load()))
+	}
+	return nil
+}
+
+// watcher is the harness consumer on a destination topic (read_committed,
+// from the start): it counts visible records, notes when it first and
+// last saw some, and optionally hands every record to onRecord with the
+// time its poll returned. Its goroutine is owned by the watcher: Stop ends
+// it.
+type watcher struct {
+	cl     *kgo.Client
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	count    atomic.Int64
+	mu       sync.Mutex // guards the fields below
+	first    time.Time  // first poll that returned records
+	firstN   int64      // records visible at first
+	last     time.Time  // last poll that returned records
+	reached  chan struct{}
+	target   int64
+	fetchErr error
+}
+
+// watch starts a watcher on topic; reached is closed once target records
+// (if target > 0) have been seen.
+func watch(ctx context.Context, opts []kgo.Opt, topic string, target int64, onRecord func(r *kgo.Record, at time.Time)) (*watcher, error) {
+	cl, err := kgo.NewClient(append(append([]kgo.Opt(nil), opts...),
+		kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.FetchMaxWait(100*time.Millisecond),
+	)...)
+	if err != nil {
+		return nil, fmt.Errorf("watcher on %s: %w", topic, err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	w := &watcher{cl: cl, cancel: cancel, done: make(chan struct{}), reached: make(chan struct{}), target: target}
+	go func() {
+		defer close(w.done)
+		defer cl.Close()
+		reached := false
+		for ctx.Err() == nil {
+			fs := cl.PollFetches(ctx)
+			at := time.Now()
+			fs.EachError(func(t string, p int32, err error) {
+				if errors.Is(err, context.Canceled) || kerr.IsRetriable(err) {
+					return
+				}
+				w.mu.Lock()
+				if w.fetchErr == nil {
+					w.fetchErr = fmt.Errorf("watch %s[%d]: %w", t, p, err)
+				}
+				w.mu.Unlock()
+			})
+			n := int64(fs.NumRecords())
+			if n == 0 {
+				continue
+			}
+			if onRecord != nil {
+				fs.EachRecord(func(r *kgo.Record) { onRecord(r, at) })
+			}
+			total := w.count.Add(n)
+			w.mu.Lock()
+			if w.first.IsZero() {
+				w.first, w.firstN = at, total
+			}
+			w.last = at
+			w.mu.Unlock()
+			if !reached && w.target > 0 && total >= w.target {
+				reached = true
+				close(w.reached)
+			}
+		}
+	}()
+	return w, nil
+}
+
+// Stop ends the watcher and waits for its goroutine.
+func (w *watcher) Stop() {
+	w.cancel()
+	<-w.done
+}
+
+// Seen returns the count and the first and last sightings.
+func (w *watcher) Seen() (n int64, first time.Time, firstN int64, last time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.count.Load(), w.first, w.firstN, w.last
+}
+
+// Err is the first non-retriable fetch error.
+func (w *watcher) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.fetchErr
+}
+
+// pacer produces records at a fixed rate in 5 ms steps, stamping each with
+// the time it is handed to the client.
+type pacer struct {
+	cl       *kgo.Client
+	g        *recordGen
+	prefix   string
+	sent     int
+	acked    atomic.Int64
+	errCount atomic.Int64
+}
+
+func newPacer(opts []kgo.Opt, topic string, g *recordGen, prefix string) (*pacer, error) {
+	cl, err := kgo.NewClient(append(append([]kgo.Opt(nil), opts...),
+		kgo.DefaultProduceTopic(topic),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.ProducerBatchCompression(kgo.NoCompression()),
+		kgo.ProducerLinger(0),
+	)...)
+	if err != nil {
+		return nil, fmt.Errorf("latency producer: %w", err)
+	}
+	return &pacer{cl: cl, g: g, prefix: prefix}, nil
+}
+
+func (p *pacer) one(ctx context.Context) {
+	r := p.g.record(p.prefix, p.sent)
+	p.sent++
+	r.Timestamp = time.Now()
+	p.cl.Produce(ctx, r, func(_ *kgo.Record, err error) {
+		if err != nil {
+			p.errCount.Add(1)
+			return
+		}
+		p.acked.Add(1)
+	})
+}
+
+// run offers rate records/s for d, or until ctx ends; it returns the rate
+// it reached.
+func (p *pacer) run(ctx context.Context, rate float64, d time.Duration) float64 {
+	start := time.Now()
+	startSent := p.sent
+	t := time.NewTicker(5 * time.Millisecond)
+	defer t.Stop()
+	for {
+		el := time.Since(start)
+		if el >= d || ctx.Err() != nil {
+			break
+		}
+		want := startSent + int(rate*el.Seconds())
+		for p.sent < want && ctx.Err() == nil {
+			p.one(ctx)
+		}
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+	}
+	return float64(p.sent-startSent) / time.Since(start).Seconds()
+}
+
+func (p *pacer) close(ctx context.Context) error {
+	defer p.cl.Close()
+	if err := p.cl.Flush(ctx); err != nil {
+		return fmt.Errorf("latency producer flush: %w", err)
+	}
+	if n := p.errCount.Load(); n > 0 {
+		return fmt.Errorf("latency producer: %d records failed", n)
+	}
+	return nil
+}
