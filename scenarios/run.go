@@ -34,6 +34,11 @@ type Env struct {
 	Bin          string
 	// Provider names the cluster provider, for reports.
 	Provider string
+	// Mutant, when set, runs a deliberately broken replicator instead of
+	// reo: Bin is then the binary BuildMutant made and Mutant its --mode.
+	// A mutant copies the first topic only and runs as one instance (its
+	// group member id is fixed); it serves no metrics.
+	Mutant string
 }
 
 // Result is a finished run: its verdict, timeline and report.
@@ -155,6 +160,12 @@ func Run(ctx context.Context, env Env, sc Scenario) (*Result, error) {
 }
 
 func (r *run) args(slot int) []string {
+	if r.env.Mutant != "" {
+		return []string{"--mode", r.env.Mutant,
+			"--source-bootstrap", strings.Join(r.env.Source.Bootstrap(), ","),
+			"--dest-bootstrap", strings.Join(r.env.Dest.Bootstrap(), ","),
+			"--topic", r.topics[0], "--group", r.prefix + "g", "--seed", strconv.FormatUint(r.sc.Seed, 10)}
+	}
 	return []string{"replicate",
 		"--source-bootstrap", strings.Join(r.env.Source.Bootstrap(), ","),
 		"--dest-bootstrap", strings.Join(r.env.Dest.Bootstrap(), ","),
@@ -172,7 +183,7 @@ func (r *run) args(slot int) []string {
 // signal handlers are installed before any process fault reaches it.
 func (r *run) startSlot(ctx context.Context, slot int) error {
 	in, err := r.fleet.Start(slot)
-	if err != nil {
+	if err != nil || r.env.Mutant != "" {
 		return err
 	}
 	deadline := time.Now().Add(30 * time.Second)

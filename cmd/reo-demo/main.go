@@ -45,6 +45,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Uint64Var(&seed, "seed", uint64(time.Now().UnixNano()%1_000_000), "workload seed (the same seed writes the same workload)")
 	fs.BoolVar(&o.Handover, "handover", true, "start a second reo instance at 1/3 of the run and stop the first at 2/3")
 	fs.BoolVar(&o.Verbose, "v", false, "print the replicators' warnings and errors as they happen")
+	withChaos := fs.Bool("chaos", true, "then run reo and an at-least-once loop under the same kills and network faults and compare the oracle's verdicts")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return 0
@@ -68,6 +69,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	res.report(stdout)
 	if !res.Match {
+		return 1
+	}
+	if !*withChaos {
+		return 0
+	}
+	sides, err := runChaos(ctx, seed, o.Partitions, stdout)
+	if err != nil {
+		fmt.Fprintf(stderr, "reo-demo: chaos comparison: %v\n", err)
+		return 1
+	}
+	reportChaos(stdout, sides)
+	// reo must be clean; the at-least-once loop is expected to duplicate.
+	if !sides[0].Verdict.OK() || sides[0].Err != nil {
 		return 1
 	}
 	return 0
