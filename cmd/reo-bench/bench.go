@@ -122,8 +122,8 @@ func (b *bench) runWorkload(ctx context.Context, wl Workload, systems []string, 
 				res[i].Error = "saturation: " + err.Error()
 				b.prog.Logf("%s %s: %v", wl.Name, sys, err)
 			} else {
-				b.prog.Logf("%s %s: %.0f records/s (%.1f MB/s), startup %.1fs, %.1f CPU s/GB, peak RSS %.0f MiB, verified=%v",
-					wl.Name, sys, res[i].RecordsPerSec, res[i].MBPerSec, res[i].StartupSec, res[i].CPUSecondsPerGB, res[i].PeakRSSMB, res[i].Verified)
+				b.prog.Logf("%s %s: %.0f records/s (%.1f MB/s), startup %.1fs, %.1f CPU s/GB, peak RSS %.0f MiB, verified=%v%s",
+					wl.Name, sys, res[i].RecordsPerSec, res[i].MBPerSec, res[i].StartupSec, res[i].CPUSecondsPerGB, res[i].PeakRSSMB, res[i].Verified, res[i].ReoSaturation.String())
 			}
 		}
 		b.prog.Done()
@@ -142,8 +142,8 @@ func (b *bench) runWorkload(ctx context.Context, wl Workload, systems []string, 
 				res[i].Error = joinErr(res[i].Error, "latency: "+err.Error())
 				b.prog.Logf("%s %s latency: %v", wl.Name, sys, err)
 			} else {
-				b.prog.Logf("%s %s: at %.0f records/s p50 %.1f ms, p99 %.1f ms, p99.9 %.1f ms, verified=%v",
-					wl.Name, sys, res[i].AchievedRate, res[i].P50Ms, res[i].P99Ms, res[i].P999Ms, res[i].Verified)
+				b.prog.Logf("%s %s: at %.0f records/s p50 %.1f ms, p99 %.1f ms, p99.9 %.1f ms, verified=%v%s",
+					wl.Name, sys, res[i].AchievedRate, res[i].P50Ms, res[i].P99Ms, res[i].P999Ms, res[i].Verified, res[i].ReoLatency.String())
 			}
 		}
 		b.prog.Done()
@@ -224,6 +224,9 @@ wait:
 	s.Stop()
 	harness.Stop()
 	brokers.Stop()
+	if len(r.reoMetrics) > 0 {
+		res.ReoSaturation, _ = scrapeReo(ctx, r.reoMetrics)
+	}
 	got, first, firstN, last := w.Seen()
 	w.Stop()
 	r.stop(b.cfg.stopGrace)
@@ -388,6 +391,9 @@ func (b *bench) latency(ctx context.Context, sys string, wl Workload, gen *recor
 	}
 	s.Stop()
 	w.Stop()
+	if len(r.reoMetrics) > 0 {
+		res.ReoLatency, _ = scrapeReo(ctx, r.reoMetrics)
+	}
 	r.stop(b.cfg.stopGrace)
 	stopped = true
 	res.PeakRSSMB = max(res.PeakRSSMB, s.PeakRSS())

@@ -139,9 +139,13 @@ type Result struct {
 	HarnessCPUSecondsPerGB float64 `json:"harness_cpu_seconds_per_gb,omitempty"`
 	// Checked counts the records the oracle compared (source side, both
 	// phases); Violations counts its findings by kind.
-	Checked    int64          `json:"checked_records"`
-	Violations map[string]int `json:"violations,omitempty"`
-	Error      string         `json:"error,omitempty"`
+	Checked int64 `json:"checked_records"`
+	// ReoSaturation and ReoLatency are reo's own metrics at the end of
+	// each phase (reo only).
+	ReoSaturation *ReoStats      `json:"reo_saturation,omitempty"`
+	ReoLatency    *ReoStats      `json:"reo_latency,omitempty"`
+	Violations    map[string]int `json:"violations,omitempty"`
+	Error         string         `json:"error,omitempty"`
 }
 
 // Write writes bench.json, bench.md and the SVG charts into dir.

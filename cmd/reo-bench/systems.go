@@ -16,9 +16,10 @@ import (
 // running is one system under test, started: its processes and how to
 // stop them.
 type running struct {
-	system string
-	insts  []*chaos.Instance
-	dir    string // scratch dir (MM2 configs and logs), removed by stop
+	system     string
+	insts      []*chaos.Instance
+	dir        string   // scratch dir (MM2 configs and logs), removed by stop
+	reoMetrics []string // reo instances' --metrics-addr
 }
 
 // pids lists the processes to measure.
@@ -124,11 +125,17 @@ func (b *bench) startReo(r *running, wl Workload, topic, run string) error {
 	}
 	args = append(args, b.cfg.reoArgs...)
 	for i := range wl.Instances {
-		inst, err := chaos.StartInstance(fmt.Sprintf("reo-%d", i), b.reoBin, args, nil)
+		port, err := freePort()
+		if err != nil {
+			return err
+		}
+		addr := fmt.Sprintf("127.0.0.1:%d", port)
+		inst, err := chaos.StartInstance(fmt.Sprintf("reo-%d", i), b.reoBin, append(args, "--metrics-addr", addr), nil)
 		if err != nil {
 			return err
 		}
 		r.insts = append(r.insts, inst)
+		r.reoMetrics = append(r.reoMetrics, addr)
 	}
 	return nil
 }
