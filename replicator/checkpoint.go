@@ -47,6 +47,17 @@ type Checkpoint struct {
 	DstLast  int64  `json:"dstLast"`
 }
 
+// OwnerMarkerPartition is the partition number of a topic's ownership
+// marker: a record in the checkpoint topic, keyed like a checkpoint with
+// partition -1, that says "this replication created the destination topic".
+// Its value is a Checkpoint with Next 0, empty ranges and DstTopic set. A
+// destination topic reo owns (it holds the marker, or checkpoints) is grown
+// when its source grows, even by an instance that never saw it before; a
+// topic without either is someone else's and is refused when it has fewer
+// partitions than its source. The marker lives in the checkpoint partition
+// of the topic's partition 0, and shard sessions ignore it.
+const OwnerMarkerPartition = -1
+
 func encodeCheckpointKey(k CheckpointKey) []byte {
 	k.Version = checkpointVersion
 	b, err := json.Marshal(k)
@@ -90,7 +101,7 @@ func DecodeCheckpoint(key, value []byte) (CheckpointKey, Checkpoint, error) {
 	if k.Version != checkpointVersion {
 		return k, c, fmt.Errorf("key: unsupported version %d (this reo reads %d)", k.Version, checkpointVersion)
 	}
-	if k.Topic == "" || k.Partition < 0 {
+	if k.Topic == "" || k.Partition < OwnerMarkerPartition {
 		return k, c, fmt.Errorf("key: bad topic %q or partition %d", k.Topic, k.Partition)
 	}
 	if value == nil {

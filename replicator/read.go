@@ -166,6 +166,9 @@ func (w *shardWorker) readCheckpoints(ctx context.Context) (map[tp]Checkpoint, e
 			foreign++
 			return false
 		}
+		if k.Partition == OwnerMarkerPartition {
+			return false
+		}
 		cps[tp{k.Topic, k.Partition}] = c
 		return false
 	})

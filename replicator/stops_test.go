@@ -75,6 +75,37 @@ func TestSourceGrewWhileStopped(t *testing.T) {
 	}
 }
 
+// TestSourceGrewBeforeFirstCheckpoint proves that a destination topic reo
+// created is recognised as reo's by a later process even before any record
+// was copied into it (its ownership marker): the source grows while no
+// replicator runs, and the restarted one grows the destination and copies.
+func TestSourceGrewBeforeFirstCheckpoint(t *testing.T) {
+	src := newCluster(t, "src", 2, "quiet")
+	dst := newCluster(t, "dst", 1)
+	cfg := testConfig(src, dst, "quiet")
+	run := start(t, cfg)
+	waitFor(t, 30*time.Second, func() string {
+		if _, err := admin(t, dst).ListEndOffsets(context.Background(), "quiet"); err != nil {
+			return "destination topic not created yet: " + err.Error()
+		}
+		if len(dump(t, dst, "quiet")) != 2 {
+			return "destination topic not created yet"
+		}
+		return ""
+	})
+	run.stop(t)
+
+	if _, err := admin(t, src).UpdatePartitions(context.Background(), 3, "quiet"); err != nil {
+		t.Fatalf("grow source topic: %v", err)
+	}
+	produceNumbered(t, src, "quiet", "a", 30, 3)
+	start(t, cfg)
+	waitFor(t, 30*time.Second, countIs(t, dst, "quiet", 30))
+	if d := sameContent(t, src, "quiet", dst, "quiet"); d != "" {
+		t.Fatalf("destination differs from source: %s", d)
+	}
+}
+
 // TestFewerDestinationPartitionsRefused proves that a pre-existing destination
 // topic with fewer partitions than its source stops the replicator with an
 // error naming both topics and both counts.

@@ -282,6 +282,9 @@ func (r *Replicator) createDestTopics(ctx context.Context, srcs []string, parts 
 		switch {
 		case err == nil:
 			r.log.Info("created destination topic", "topic", src, "dest_topic", dst, "partitions", parts[src])
+			if err := r.markOwned(ctx, src, dst); err != nil {
+				return err
+			}
 			r.topics[src].verified = true // created by us: it matches the source
 			r.topics[src].maxBytes = defaultMaxMessageBytes
 			if v := configs["max.message.bytes"]; v != nil {
@@ -298,10 +301,10 @@ func (r *Replicator) createDestTopics(ctx context.Context, srcs []string, parts 
 }
 
 // destIsOurs reports whether reo may grow destination topic dst of source
-// topic src: reo has committed a checkpoint for one of its first dstN
-// partitions, so this replication copies into it and the source grew
-// (while no instance was watching, or unseen by this new process). A
-// destination without such a checkpoint is someone else's topic and is
+// topic src: this replication created it (its OwnerMarkerPartition record)
+// or has committed a checkpoint for one of its first dstN partitions, so
+// the source grew while no instance was watching, or unseen by this new
+// process. A destination without either is someone else's topic and is
 // refused, even when empty: its partition count was chosen by a person.
 func (r *Replicator) destIsOurs(ctx context.Context, src string, dstN int) (bool, error) {
 	topic := r.cfg.checkpointTopic()
@@ -330,6 +333,28 @@ func (r *Replicator) destIsOurs(ctx context.Context, src string, dstN int) (bool
 		return false, fmt.Errorf("look for checkpoints of %s: %w", src, err)
 	}
 	return found, nil
+}
+
+// markOwned records that this replication created dst for src (see
+// OwnerMarkerPartition). It is written outside any transaction, right after
+// the topic is created; should the process die in between, the topic is
+// still recognised as ours once a checkpoint is committed.
+func (r *Replicator) markOwned(ctx context.Context, src, dst string) error {
+	rec := &kgo.Record{
+		Topic:     r.cfg.checkpointTopic(),
+		Partition: ShardOf(src, 0, r.cfg.Shards),
+		Key:       encodeCheckpointKey(CheckpointKey{Cluster: r.srcClusterID, Topic: src, Partition: OwnerMarkerPartition}),
+		Value:     encodeCheckpoint(Checkpoint{Next: 0, SrcFirst: -1, SrcLast: -1, DstTopic: dst, DstFirst: -1, DstLast: -1}),
+	}
+	cl, err := kgo.NewClient(r.dstOpts(kgo.RecordPartitioner(kgo.ManualPartitioner()))...)
+	if err != nil {
+		return fmt.Errorf("producer for ownership marker: %w", err)
+	}
+	defer cl.Close()
+	if err := cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
+		return asAuth("destination", "writing to "+rec.Topic, fmt.Errorf("record that destination topic %s was created for %s: %w", dst, src, err))
+	}
+	return nil
 }
 
 // growDest adds partitions to a destination topic after its source grew.
