@@ -394,11 +394,14 @@ func (r *Replicator) stopWorkers(shards []int32, all bool, why string) {
 	for _, w := range ws {
 		w.cancel()
 	}
+	released := make([]int32, 0, len(ws))
 	for _, w := range ws {
 		<-w.done
+		released = append(released, w.shard)
 	}
 	if len(ws) > 0 {
-		r.log.Info("shards released", "why", why, "shards", shards)
+		slices.Sort(released)
+		r.log.Info("shards released", "why", why, "shards", released)
 	}
 }
 
@@ -413,7 +416,20 @@ func (r *Replicator) shutdown(grp *kgo.Client) {
 	if err := grp.LeaveGroupContext(ctx); err != nil {
 		r.log.Warn("leaving ownership group", "err", err)
 	}
-	grp.Close()
+	// Close waits for the group machinery, which may be blocked in a join
+	// for up to the rebalance timeout when a rebalance is under way. SIGTERM
+	// must end the process within 10s, and nothing is left to protect: the
+	// shards' transactions are committed or aborted already.
+	closed := make(chan struct{})
+	go func() {
+		grp.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(time.Second):
+		r.log.Warn("ownership group client still closing after 1s; not waiting for it")
+	}
 	r.joined.Store(false)
 }
 
