@@ -97,3 +97,25 @@ func TestEveryAction(t *testing.T) {
 		})
 	}
 }
+
+// TestRegressionSourceGrewUnseen replays, minimally, the bug
+// TestEveryAction caught: the source topic grows while no instance runs;
+// the next instance must grow the destination it had been copying into
+// (it holds reo's checkpoints) and carry on, not refuse it and stop.
+func TestRegressionSourceGrewUnseen(t *testing.T) {
+	for _, kind := range kinds(t) {
+		t.Run(string(kind), func(t *testing.T) {
+			sc := scenarios.Scenario{Name: "source-grew-unseen", Seed: seed(t), Brokers: 1, Profile: scenarios.DefaultProfile(3),
+				Instances: 1, InProcess: kind == cluster.InProcess,
+				Steps: []scenarios.Step{
+					{Action: scenarios.Wait, Dur: 2 * time.Second},
+					{Action: scenarios.Scale, N: 0},
+					{Action: scenarios.AddPartitions, N: 2},
+					{Action: scenarios.Wait, Dur: time.Second},
+					{Action: scenarios.Scale, N: 1},
+					{Action: scenarios.Wait, Dur: 2 * time.Second},
+				}}
+			runScenario(t, kind, sc)
+		})
+	}
+}

@@ -333,9 +333,39 @@ func (r *run) step(ctx context.Context, st Step) error {
 		}
 		r.faults++
 		r.event("inject", f.Name(), "")
-		err := chaos.Apply(ctx, f, func(ctx context.Context) error { return sleepCtx(ctx, st.Dur) })
+		err := chaos.Apply(ctx, f, func(ctx context.Context) error { return sleepCtx(ctx, st.Dur) }, r.env.Source, r.env.Dest)
 		r.event("heal", f.Name(), "")
 		return err
+	case BrokerKill:
+		c := r.side(st.Side)
+		if _, ok := c.(cluster.BrokerControl); !ok || len(c.Brokers()) < 3 {
+			r.event("skip", st.String(), "needs a 3-broker real cluster")
+			return nil
+		}
+		bs := c.Brokers()
+		f := &chaos.BrokerDown{Cluster: c, ID: bs[int(st.Broker)%len(bs)].ID, Kill: true}
+		r.faults++
+		r.event("inject", f.Name(), "")
+		err := chaos.Apply(ctx, f, func(ctx context.Context) error { return sleepCtx(ctx, st.Dur) }, r.env.Source, r.env.Dest)
+		r.event("heal", f.Name(), "")
+		return err
+	case MoveCoord:
+		c := r.side(st.Side)
+		if _, ok := c.(cluster.BrokerControl); !ok || len(c.Brokers()) < 3 {
+			r.event("skip", st.String(), "needs a 3-broker real cluster")
+			return nil
+		}
+		bs := c.Brokers()
+		to := bs[int(st.Broker)%len(bs)].ID
+		r.faults++
+		for p := int32(0); p < 5; p++ { // the local and container providers make 5 transaction state partitions
+			f := chaos.MoveLeader{Cluster: c, Topic: "__transaction_state", Partition: p, To: to}
+			r.event("move", f.Name(), "")
+			if err := chaos.Apply(ctx, f, nil, r.env.Source, r.env.Dest); err != nil {
+				return err
+			}
+		}
+		return sleepCtx(ctx, st.Dur)
 	case Kill, Term, Pause:
 		in := r.fleet.Instance(st.Slot)
 		if in == nil || !in.Running() {

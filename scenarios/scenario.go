@@ -15,15 +15,17 @@ type Action string
 // The actions a scenario draws from. Every fault heals at the end of its
 // step, so steps never leak into each other.
 const (
-	Wait          Action = "wait"           // let replication run
-	NetFault      Action = "net-fault"      // a network fault on source or destination links
-	RequestFault  Action = "request-fault"  // an error answer to one request kind (in-process only)
-	Kill          Action = "kill"           // SIGKILL an instance, restart it after Dur
-	Term          Action = "term"           // SIGTERM an instance (must exit 0), restart after Dur
-	Pause         Action = "pause"          // SIGSTOP an instance for Dur, then SIGCONT (zombie when Dur > session timeout)
-	Scale         Action = "scale"          // run N instances
-	AddPartitions Action = "add-partitions" // grow the first source topic by N partitions
-	NewTopic      Action = "new-topic"      // create a topic matching the include pattern, with its own workload
+	Wait          Action = "wait"             // let replication run
+	NetFault      Action = "net-fault"        // a network fault on source or destination links
+	RequestFault  Action = "request-fault"    // an error answer to one request kind (in-process only)
+	Kill          Action = "kill"             // SIGKILL an instance, restart it after Dur
+	Term          Action = "term"             // SIGTERM an instance (must exit 0), restart after Dur
+	Pause         Action = "pause"            // SIGSTOP an instance for Dur, then SIGCONT (zombie when Dur > session timeout)
+	Scale         Action = "scale"            // run N instances
+	AddPartitions Action = "add-partitions"   // grow the first source topic by N partitions
+	NewTopic      Action = "new-topic"        // create a topic matching the include pattern, with its own workload
+	BrokerKill    Action = "broker-kill"      // SIGKILL one broker of a real cluster, restart it after Dur
+	MoveCoord     Action = "move-coordinator" // move the destination's transaction coordinators (3-broker real clusters)
 )
 
 // Step is one action with its parameters.
@@ -57,6 +59,8 @@ func (s Step) String() string {
 		return fmt.Sprintf("%s(reo-%d %v)", s.Action, s.Slot, s.Dur)
 	case Scale, AddPartitions:
 		return fmt.Sprintf("%s(%d)", s.Action, s.N)
+	case BrokerKill, MoveCoord:
+		return fmt.Sprintf("%s(%s broker #%d %v)", s.Action, s.Side, s.Broker, s.Dur)
 	default:
 		return fmt.Sprintf("%s(%v)", s.Action, s.Dur)
 	}
@@ -109,6 +113,9 @@ func Gen(brokers int, inProcess bool) *rapid.Generator[Scenario] {
 		if inProcess {
 			actions = append(actions, RequestFault)
 		}
+		if !inProcess && brokers == 3 {
+			actions = append(actions, BrokerKill, MoveCoord)
+		}
 		n := rapid.IntRange(2, 7).Draw(t, "steps")
 		for i := range n {
 			st := Step{Action: rapid.SampledFrom(actions).Draw(t, fmt.Sprintf("action-%d", i)), Broker: -1}
@@ -131,6 +138,12 @@ func Gen(brokers int, inProcess bool) *rapid.Generator[Scenario] {
 				}
 			case Scale:
 				st.N = rapid.IntRange(1, 3).Draw(t, fmt.Sprintf("scale-%d", i))
+			case BrokerKill, MoveCoord:
+				st.Side = rapid.SampledFrom([]string{"source", "destination"}).Draw(t, fmt.Sprintf("side-%d", i))
+				if st.Action == MoveCoord {
+					st.Side = "destination"
+				}
+				st.Broker = int32(rapid.IntRange(0, brokers-1).Draw(t, fmt.Sprintf("broker-%d", i)))
 			case AddPartitions:
 				st.N = rapid.IntRange(1, 3).Draw(t, fmt.Sprintf("grow-%d", i))
 			}
