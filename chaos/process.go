@@ -18,11 +18,18 @@ import (
 // harness runs the real binary, as operators do, so that SIGKILL hits a
 // real process.
 func BuildReo(ctx context.Context, repoRoot, dir string) (string, error) {
-	bin := filepath.Join(dir, "reo")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/reo")
+	return Build(ctx, repoRoot, dir, "./cmd/reo", "reo")
+}
+
+// Build compiles the main package pkg (relative to repoRoot) into
+// dir/name and returns the binary's path; it fails with the compiler's
+// output.
+func Build(ctx context.Context, repoRoot, dir, pkg, name string) (string, error) {
+	bin := filepath.Join(dir, name)
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, pkg)
 	cmd.Dir = repoRoot
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build cmd/reo: %w\n%s", err, out)
+		return "", fmt.Errorf("build %s: %w\n%s", pkg, err, out)
 	}
 	return bin, nil
 }

@@ -25,35 +25,42 @@ import (
 func TestMain(m *testing.M) { cluster.RunTests(m) }
 
 var (
-	buildOnce sync.Once
-	reoBin    string
-	buildErr  error
+	buildsMu sync.Mutex // guards builds
+	builds   = map[string]func() (string, error){}
 )
 
-// reoBinary builds cmd/reo once per test binary into the repository's
-// git-ignored .cache/bin.
-func reoBinary(t *testing.T) string {
+// cachedBuild builds a binary once per test binary, by name, into the
+// repository's git-ignored .cache/bin.
+func cachedBuild(t *testing.T, name string, build func(ctx context.Context, root, dir string) (string, error)) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		root, err := cluster.RepoRoot()
-		if err != nil {
-			buildErr = err
-			return
-		}
-		dir := filepath.Join(root, ".cache", "bin")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			buildErr = err
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		reoBin, buildErr = chaos.BuildReo(ctx, root, dir)
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
+	buildsMu.Lock()
+	b, ok := builds[name]
+	if !ok {
+		b = sync.OnceValues(func() (string, error) {
+			root, err := cluster.RepoRoot()
+			if err != nil {
+				return "", err
+			}
+			dir := filepath.Join(root, ".cache", "bin")
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return "", err
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			return build(ctx, root, dir)
+		})
+		builds[name] = b
 	}
-	return reoBin
+	buildsMu.Unlock()
+	bin, err := b()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
 }
+
+// reoBinary builds cmd/reo once per test binary.
+func reoBinary(t *testing.T) string { return cachedBuild(t, "reo", chaos.BuildReo) }
 
 // kinds returns the providers a scenario runs on: in-process always, and
 // the best real provider available (REO_KAFKA decides when set).

@@ -2,9 +2,8 @@ package scenarios
 
 import (
 	"context"
-	"fmt"
-	"os/exec"
-	"path/filepath"
+
+	"github.com/reo-kafka/reo/chaos"
 )
 
 // BuildMutant compiles the deliberately broken replicator in
@@ -15,11 +14,5 @@ import (
 // catch every mode. It fails when the build does, with the compiler's
 // output.
 func BuildMutant(ctx context.Context, repoRoot, dir string) (string, error) {
-	bin := filepath.Join(dir, "reo-mutant")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./scenarios/internal/mutant")
-	cmd.Dir = repoRoot
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build scenarios/internal/mutant: %w\n%s", err, out)
-	}
-	return bin, nil
+	return chaos.Build(ctx, repoRoot, dir, "./scenarios/internal/mutant", "reo-mutant")
 }

@@ -4,10 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,36 +16,8 @@ import (
 	"github.com/reo-kafka/reo/scenarios"
 )
 
-var (
-	mutantOnce     sync.Once
-	mutantBin      string
-	mutantBuildErr error
-)
-
-// mutantBinary builds scenarios/internal/mutant once per test binary into
-// the repository's git-ignored .cache/bin.
-func mutantBinary(t *testing.T) string {
-	t.Helper()
-	mutantOnce.Do(func() {
-		root, err := cluster.RepoRoot()
-		if err != nil {
-			mutantBuildErr = err
-			return
-		}
-		dir := filepath.Join(root, ".cache", "bin")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			mutantBuildErr = err
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		mutantBin, mutantBuildErr = scenarios.BuildMutant(ctx, root, dir)
-	})
-	if mutantBuildErr != nil {
-		t.Fatal(mutantBuildErr)
-	}
-	return mutantBin
-}
+// mutantBinary builds scenarios/internal/mutant once per test binary.
+func mutantBinary(t *testing.T) string { return cachedBuild(t, "mutant", scenarios.BuildMutant) }
 
 // mutant is one deliberately broken replicator and the violation the
 // oracle must name when it runs.
