@@ -1,0 +1,20 @@
+// Package scenarios drives whole replication runs and judges them.
+//
+//   - [Workload] writes a [Profile] (committed and aborted transactions,
+//     plain writes, tombstones, nil and empty keys and values, headers) to
+//     a source topic, stamping each record with oracle.IDHeader, and keeps
+//     the oracle.History of what it attempted.
+//   - [Scenario] is a run as data: profile, instances, and [Step]s
+//     (network and request faults, SIGKILL, SIGTERM, SIGSTOP, scaling,
+//     partition growth, new topics). [Gen] draws whole scenarios with rapid
+//     from a seed, so a failure replays from it.
+//   - [Run] executes a Scenario in an [Env] (two clusters and the reo
+//     binary, or a mutant), then quiesces, [Converge]s and returns the
+//     oracle's verdict with a reports.Report.
+//   - [Dump] reads topics whole with read_committed as an oracle.Log.
+//   - [BuildMutant] builds scenarios/internal/mutant, the deliberately
+//     broken replicators the suite must catch.
+//
+// The tests here are the proof of the exactly-once claim: crash loop,
+// zombie instances, drawn scenarios, regression scenarios and mutants.
+package scenarios
