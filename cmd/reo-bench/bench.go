@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -128,7 +129,10 @@ func (b *bench) runWorkload(ctx context.Context, wl Workload, systems []string, 
 		}
 		b.prog.Done()
 	}
-	if rate <= 0 {
+	switch {
+	case b.cfg.rate > 0:
+		rate = b.cfg.rate
+	case rate <= 0:
 		rate = offeredRate(res)
 	}
 	for i, sys := range systems {
@@ -179,13 +183,15 @@ func (b *bench) saturate(ctx context.Context, sys string, wl Workload, res *Resu
 	defer brokers.Stop()
 
 	started := time.Now()
-	r, err := b.start(sys, wl, topic, b.runName(sys, "sat"))
+	run := b.runName(sys, "sat")
+	r, err := b.start(sys, wl, topic, run)
 	if err != nil {
 		return err
 	}
 	stopped := false
 	defer func() {
 		if !stopped {
+			b.saveLogs(r, run)
 			r.stop(b.cfg.stopGrace)
 		}
 	}()
@@ -229,6 +235,9 @@ wait:
 	}
 	got, first, firstN, last := w.Seen()
 	w.Stop()
+	if runErr != nil {
+		b.saveLogs(r, run)
+	}
 	r.stop(b.cfg.stopGrace)
 	stopped = true
 	res.PeakRSSMB = max(res.PeakRSSMB, s.PeakRSS())
@@ -295,6 +304,16 @@ func (b *bench) deleteTopic(ctx context.Context, topic string) {
 	}
 }
 
+// saveLogs keeps a failed run's logs under <out>/logs/<run>.
+func (b *bench) saveLogs(r *running, run string) {
+	dir := filepath.Join(b.cfg.out, "logs", run)
+	if err := r.saveLogs(dir); err != nil {
+		b.prog.Logf("save logs of %s: %v", run, err)
+		return
+	}
+	b.prog.Logf("logs of the failed run %s are in %s", run, dir)
+}
+
 func firstLines(s string, n int) string {
 	var out []byte
 	for i, line := 0, 0; i < len(s) && line < n; i++ {
@@ -330,13 +349,15 @@ func (b *bench) latency(ctx context.Context, sys string, wl Workload, gen *recor
 	}
 	defer p.cl.Close()
 
-	r, err := b.start(sys, wl, topic, b.runName(sys, "lat"))
+	run := b.runName(sys, "lat")
+	r, err := b.start(sys, wl, topic, run)
 	if err != nil {
 		return err
 	}
 	stopped := false
 	defer func() {
 		if !stopped {
+			b.saveLogs(r, run)
 			r.stop(b.cfg.stopGrace)
 		}
 	}()

@@ -56,6 +56,7 @@ type config struct {
 	reoArgs      []string
 	seed         uint64
 	keepTopics   bool
+	rate         float64
 	latency      time.Duration
 	warmup       time.Duration
 	phaseTimeout time.Duration
@@ -147,6 +148,7 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	reoArgs := fs.String("reo-args", "", "extra reo replicate flags for every reo run, space-separated")
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of the record contents")
 	fs.BoolVar(&c.keepTopics, "keep-topics", false, "keep each run's topics (default: delete after the oracle)")
+	fs.Float64Var(&c.rate, "latency-rate", 0, "offered records/s of the latency runs (0: half the slowest system's saturation throughput on the workload)")
 	fs.DurationVar(&c.latency, "latency-duration", 20*time.Second, "measured part of each latency run")
 	fs.DurationVar(&c.warmup, "warmup", 3*time.Second, "unmeasured start of each latency run at the offered rate")
 	fs.DurationVar(&c.phaseTimeout, "phase-timeout", 5*time.Minute, "bound on each phase (start-up, saturation, drain, oracle)")

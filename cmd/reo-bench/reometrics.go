@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"math"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -19,18 +21,32 @@ type ReoStats struct {
 	Aborted       float64 `json:"aborted"`
 	CommitMsAvg   float64 `json:"commit_ms_avg"`
 	RecordsPerTxn float64 `json:"records_per_txn"`
+	// CommitP99Ms and ReplicationP99Ms are read from reo's histograms
+	// (bucket upper bounds): the flush-and-commit time, and at commit the
+	// age of the oldest record committed.
+	CommitP99Ms      float64 `json:"commit_ms_p99"`
+	ReplicationP99Ms float64 `json:"replication_ms_p99"`
 }
 
 // scrapeReo reads and sums reo's metrics from every address.
 func scrapeReo(ctx context.Context, addrs []string) (*ReoStats, error) {
 	sum := map[string]float64{}
+	buckets := map[string]map[float64]float64{}
 	for _, a := range addrs {
-		m, err := scrape(ctx, a)
+		m, bs, err := scrape(ctx, a)
 		if err != nil {
 			return nil, err
 		}
 		for k, v := range m {
 			sum[k] += v
+		}
+		for k, b := range bs {
+			if buckets[k] == nil {
+				buckets[k] = map[float64]float64{}
+			}
+			for le, n := range b {
+				buckets[k][le] += n
+			}
 		}
 	}
 	st := &ReoStats{
@@ -43,23 +59,50 @@ func scrapeReo(ctx context.Context, addrs []string) (*ReoStats, error) {
 	if st.Transactions > 0 {
 		st.RecordsPerTxn = sum["reo_records_replicated_total"] / st.Transactions
 	}
+	st.CommitP99Ms = bucketQuantile(buckets["reo_commit_latency_seconds_bucket"], 0.99) * 1000
+	st.ReplicationP99Ms = bucketQuantile(buckets["reo_replication_latency_seconds_bucket"], 0.99) * 1000
 	return st, nil
 }
 
-// scrape returns every sample of a Prometheus text page, summed over labels.
-func scrape(ctx context.Context, addr string) (map[string]float64, error) {
+// bucketQuantile returns the upper bound of the histogram bucket holding
+// quantile q, from cumulative counts by upper bound.
+func bucketQuantile(b map[float64]float64, q float64) float64 {
+	if len(b) == 0 {
+		return 0
+	}
+	les := make([]float64, 0, len(b))
+	for le := range b {
+		les = append(les, le)
+	}
+	sort.Float64s(les)
+	total := b[les[len(les)-1]]
+	for _, le := range les {
+		if b[le] >= q*total {
+			if math.IsInf(le, 1) && len(les) > 1 {
+				return les[len(les)-2]
+			}
+			return le
+		}
+	}
+	return les[len(les)-1]
+}
+
+// scrape returns every sample of a Prometheus text page, summed over
+// labels, and histogram buckets by upper bound (summed over other labels).
+func scrape(ctx context.Context, addr string) (map[string]float64, map[string]map[float64]float64, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("scrape reo metrics: %w", err)
+		return nil, nil, fmt.Errorf("scrape reo metrics: %w", err)
 	}
 	defer resp.Body.Close()
 	out := map[string]float64{}
+	buckets := map[string]map[float64]float64{}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
@@ -73,11 +116,25 @@ func scrape(ctx context.Context, addr string) (map[string]float64, error) {
 			name = name[:i]
 		}
 		v, err := strconv.ParseFloat(f[len(f)-1], 64)
-		if err == nil {
-			out[name] += v
+		if err != nil {
+			continue
+		}
+		out[name] += v
+		if strings.HasSuffix(name, "_bucket") {
+			if i := strings.Index(f[0], `le="`); i >= 0 {
+				rest := f[0][i+4:]
+				if j := strings.IndexByte(rest, '"'); j >= 0 {
+					if le, err := strconv.ParseFloat(rest[:j], 64); err == nil {
+						if buckets[name] == nil {
+							buckets[name] = map[float64]float64{}
+						}
+						buckets[name][le] += v
+					}
+				}
+			}
 		}
 	}
-	return out, sc.Err()
+	return out, buckets, sc.Err()
 }
 
 // String is a short summary for progress lines; empty for nil.
@@ -85,5 +142,6 @@ func (s *ReoStats) String() string {
 	if s == nil {
 		return ""
 	}
-	return fmt.Sprintf(" [reo: %.0f transactions, %.0f records each, commit %.1f ms avg, %.0f aborted]", s.Transactions, s.RecordsPerTxn, s.CommitMsAvg, s.Aborted)
+	return fmt.Sprintf(" [reo: %.0f transactions, %.0f records each, commit %.1f ms avg (p99 ≤ %.0f ms), replication p99 ≤ %.0f ms, %.0f aborted]",
+		s.Transactions, s.RecordsPerTxn, s.CommitMsAvg, s.CommitP99Ms, s.ReplicationP99Ms, s.Aborted)
 }

@@ -52,6 +52,30 @@ func (r *running) logTail(n int) string {
 	return b.String()
 }
 
+// saveLogs copies every log of the run into dir (the MM2 logs, the other
+// systems' output), for a failed run's post-mortem.
+func (r *running) saveLogs(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, i := range r.insts {
+		if err := os.WriteFile(filepath.Join(dir, i.Name+".out"), []byte(i.Output()), 0o644); err != nil {
+			return err
+		}
+	}
+	logs, _ := filepath.Glob(filepath.Join(r.dir, "mm2-*", "mm2.log"))
+	for _, l := range logs {
+		b, err := os.ReadFile(l)
+		if err != nil {
+			continue
+		}
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(filepath.Dir(l))+".log"), b, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // stop sends SIGTERM to every process, waits up to grace for all to
 // exit, kills what is left and removes the scratch dir. An exit status
 // other than success is not an error here: the oracle judges the result.
