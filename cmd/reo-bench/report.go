@@ -419,7 +419,7 @@ func quantile(sorted []float64, p float64) float64 {
 	if len(sorted) == 0 {
 		return 0
 	}
-	i := int(math.Ceil(p/100*float64(len(sorted)))) - 1
+	i := int(math.Ceil(p/100*float64(len(sorted))-1e-9)) - 1 // 1e-9: 99.9% of 1000 is 999, not 999.0000001
 	i = max(0, min(i, len(sorted)-1))
 	return sorted[i]
 }
