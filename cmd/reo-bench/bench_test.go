@@ -99,11 +99,22 @@ func TestReportFiles(t *testing.T) {
 		data, _ := os.ReadFile(f)
 		dec := xml.NewDecoder(strings.NewReader(string(data)))
 		for {
-			if _, err := dec.Token(); err != nil {
+			tok, err := dec.Token()
+			if err != nil {
 				if !errors.Is(err, io.EOF) {
 					t.Errorf("%s is not well-formed XML: %v", filepath.Base(f), err)
 				}
 				break
+			}
+			// encoding/xml accepts repeated attributes; SVG viewers do not.
+			if se, ok := tok.(xml.StartElement); ok {
+				seen := map[string]bool{}
+				for _, a := range se.Attr {
+					if seen[a.Name.Local] {
+						t.Errorf("%s: <%s> repeats attribute %s", filepath.Base(f), se.Name.Local, a.Name.Local)
+					}
+					seen[a.Name.Local] = true
+				}
 			}
 		}
 	}

@@ -46,6 +46,7 @@ func main() {
 // config is the parsed command line.
 type config struct {
 	out          string
+	render       string
 	quick        bool
 	systems      []string
 	workloads    []Workload
@@ -132,6 +133,7 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs := flag.NewFlagSet("reo-bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.out, "out", "bench-out", "directory for bench.json, bench.md and the SVG charts")
+	fs.StringVar(&c.render, "render", "", "only rewrite bench.md and the charts into --out from this saved bench.json")
 	fs.BoolVar(&c.quick, "quick", false, "the quick plan: 1 KiB records, 12 partitions, 1 instance, all four systems, 200k records, 10s of latency (under 5 minutes on 2 cores)")
 	systems := fs.String("systems", strings.Join(allSystems, ","), "systems to run, from "+strings.Join(allSystems, ","))
 	sizes := fs.String("sizes", "1024,100,16384", "record value sizes in bytes; the first is the base")
@@ -244,6 +246,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "reo-bench: %v\n", err)
 		return 2
+	}
+	if cfg.render != "" {
+		rep, err := ReadReport(cfg.render)
+		if err == nil {
+			err = rep.Write(cfg.out)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "reo-bench: %v\n", err)
+			return 1
+		}
+		return 0
 	}
 	rep, err := execute(ctx, cfg, "reo-bench "+strings.Join(args, " "), stderr)
 	if err != nil {

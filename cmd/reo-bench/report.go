@@ -359,10 +359,23 @@ func (r *Report) Markdown(w io.Writer, charts []string) error {
 			b.WriteString("\n")
 		}
 		for _, x := range r.Results {
-			if x.Workload.Name == wl.Name && x.Error != "" {
-				fmt.Fprintf(&b, "- %s: %s\n", x.System, x.Error)
+			if x.Workload.Name != wl.Name {
+				continue
+			}
+			for _, ph := range []struct {
+				name string
+				st   *ReoStats
+			}{{"saturation", x.ReoSaturation}, {"latency", x.ReoLatency}} {
+				if ph.st != nil {
+					fmt.Fprintf(&b, "- reo's own metrics, %s phase: %.0f transactions of %.0f records on average; commit (flush + checkpoint + EndTxn) %.1f ms on average, p99 ≤ %.0f ms; %.0f aborted\n",
+						ph.name, ph.st.Transactions, ph.st.RecordsPerTxn, ph.st.CommitMsAvg, ph.st.CommitP99Ms, ph.st.Aborted)
+				}
+			}
+			if x.Error != "" {
+				fmt.Fprintf(&b, "- %s: %s\n", x.System, strings.ReplaceAll(firstLines(x.Error, 6), "\n", " "))
 			}
 		}
+		b.WriteString("\n")
 	}
 	if len(charts) > 0 {
 		b.WriteString("## Charts\n\n")
@@ -479,7 +492,12 @@ const methodText = `## How it was measured
   exactly.once.source.support=enabled on the target, internal REST on,
   read_committed source consumer. Every client runs with its own library's
   defaults (franz-go: snappy, 10 ms linger; Java: no compression, 5 ms
-  linger).
+  linger, 16 KiB batches), as a user who does not tune them gets.
+- **Brokers.** The local provider runs each broker with test-oriented JVM
+  settings (-Xmx512m, SerialGC, C1 only) and, like every cluster here, on
+  the same 2 cores as everything else: absolute figures are low and noisy
+  (other work on the machine shows in the load average above); the ratios
+  between systems measured in one run are the result.
 - **Network.** The local provider puts a toxiproxy link in front of each
   broker (every broker advertises it, and KRaft brokers cannot add a
   listener at run time), so the systems' traffic crosses it, in reo-bench's

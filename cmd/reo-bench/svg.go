@@ -114,13 +114,14 @@ func contains(ss []string, s string) bool {
 }
 
 const (
-	chartW, chartH                     = 760, 380
-	padL, padR, padT, padB             = 80, 150, 40, 60
-	plotW, plotH                       = chartW - padL - padR, chartH - padT - padB
-	fontAttrs                          = `font-family="sans-serif" font-size="12"`
-	svgHead                            = `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d">` + "\n"
-	svgBg                              = `<rect width="100%" height="100%" fill="white"/>` + "\n"
-	maxBarLabel, legendX, legendStartY = 14, chartW - padR + 16, padT + 8
+	chartW, chartH         = 760, 380
+	padL, padR, padT, padB = 80, 150, 40, 60
+	plotW, plotH           = chartW - padL - padR, chartH - padT - padB
+	fontAttrs              = `font-family="sans-serif" font-size="12"`
+	titleAttrs             = `font-family="sans-serif" font-size="15"`
+	svgHead                = `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d">` + "\n"
+	svgBg                  = `<rect width="100%" height="100%" fill="white"/>` + "\n"
+	legendX, legendStartY  = chartW - padR + 16, padT + 8
 )
 
 // barChart draws records/s per system, grouped by groupOf(result).
@@ -137,7 +138,7 @@ func barChart(title string, groups []string, r *Report, groupOf func(Result) str
 	var b strings.Builder
 	fmt.Fprintf(&b, svgHead, chartW, chartH, chartW, chartH)
 	b.WriteString(svgBg)
-	fmt.Fprintf(&b, `<text x="%d" y="22" %s font-size="15" font-weight="bold">%s</text>`+"\n", padL, fontAttrs, html.EscapeString(title))
+	fmt.Fprintf(&b, `<text x="%d" y="22" %s font-weight="bold">%s</text>`+"\n", padL, titleAttrs, html.EscapeString(title))
 	for i := 0; i <= 5; i++ {
 		v := top * float64(i) / 5
 		y := padT + plotH - int(float64(plotH)*float64(i)/5)
@@ -217,7 +218,7 @@ func latencyChart(title string, rs []Result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, svgHead, chartW, chartH, chartW, chartH)
 	b.WriteString(svgBg)
-	fmt.Fprintf(&b, `<text x="%d" y="22" %s font-size="15" font-weight="bold">%s</text>`+"\n", padL, fontAttrs, html.EscapeString(title))
+	fmt.Fprintf(&b, `<text x="%d" y="22" %s font-weight="bold">%s</text>`+"\n", padL, titleAttrs, html.EscapeString(title))
 	for d := yLo; d <= yHi*1.0001; d *= 10 {
 		y := yOf(d)
 		fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#ddd"/>`+"\n", padL, y, padL+plotW, y)
