@@ -211,6 +211,10 @@ func TestPlan(t *testing.T) {
 	if got := strings.Join(names, " "); got != want {
 		t.Errorf("full plan:\n got %s\nwant %s", got, want)
 	}
+	c, err = parseConfig([]string{"--quick", "--reo-commit-intervals", "50ms,50ms"}, io.Discard)
+	if err != nil || len(c.workloads) != 2 {
+		t.Errorf("a repeated workload must run once: %v %+v", err, c.workloads)
+	}
 	if _, err := parseConfig([]string{"--systems", "reo,kafka-streams"}, io.Discard); err == nil {
 		t.Error("an unknown system was accepted")
 	}

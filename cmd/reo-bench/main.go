@@ -125,7 +125,16 @@ func plan(sizes, partitions, instances []int, commitIntervals, inflight []string
 		w.Name = workloadName(w)
 		out = append(out, w)
 	}
-	return out
+	// A workload named twice would run twice on the same topic names.
+	seen := map[string]bool{}
+	uniq := out[:0]
+	for _, w := range out {
+		if !seen[w.Name] {
+			seen[w.Name] = true
+			uniq = append(uniq, w)
+		}
+	}
+	return uniq
 }
 
 func parseConfig(args []string, stderr io.Writer) (*config, error) {
