@@ -151,7 +151,7 @@ func TestRatiosAndTargets(t *testing.T) {
 	}
 	// A miss says by how much.
 	r.Results[1].RecordsPerSec = 45_000
-	if g := r.Targets("1KiB-p12-i1")[0]; g.Met || g.Got != "0.45×" || g.Margin != "-50% of the goal" {
+	if g := r.Targets("1KiB-p12-i1")[0]; g.Met || g.Got != "0.45×" || g.Margin != "-50.0% of the goal" {
 		t.Errorf("missed goal: %+v", g)
 	}
 

@@ -245,7 +245,7 @@ func (r *Report) Targets(workload string) []Target {
 			ratio := reo.RecordsPerSec / o.RecordsPerSec
 			t.Got = fmt.Sprintf("%.2f×", ratio)
 			t.Met = ratio >= want && reo.Verified && o.Verified
-			t.Margin = fmt.Sprintf("%+.0f%% of the goal", (ratio/want-1)*100)
+			t.Margin = fmt.Sprintf("%+.1f%% of the goal", (ratio/want-1)*100)
 			if !reo.Verified || !o.Verified {
 				t.Margin += " (unverified run)"
 			}
