@@ -480,8 +480,8 @@ const methodText = `## How it was measured
   every record must be there once, in order, in its partition, byte for byte,
   with headers and timestamp. A run with any violation is marked ❌; its
   speed is not a result.
-- **Systems.** reo as built from this tree with its defaults (16 shards,
-  100 ms commit interval) unless the workload says otherwise. pipe: a
+- **Systems.** reo as built from this tree with its defaults (see
+  cmd/reo/README.md) unless the workload says otherwise. pipe: a
   franz-go consume→produce loop without transactions (consumer group, reads
   read_committed, keeps partition, key, value, headers and timestamp,
   commits offsets after the produce is acknowledged): at-least-once, the
