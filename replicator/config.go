@@ -25,7 +25,7 @@ const (
 const (
 	DefaultName                 = "reo"
 	DefaultShards               = 16
-	DefaultCommitInterval       = 50 * time.Millisecond
+	DefaultCommitInterval       = 100 * time.Millisecond
 	DefaultBatchMaxBytes        = 4 << 20
 	DefaultBatchMaxRecords      = 20_000
 	DefaultFetchMaxBytes        = 4 << 20
@@ -85,7 +85,7 @@ type Config struct {
 	Shards int
 
 	// CommitInterval is the longest a transaction stays open while records
-	// flow (default 50ms). BatchMaxBytes and BatchMaxRecords end a
+	// flow (default 100ms). BatchMaxBytes and BatchMaxRecords end a
 	// transaction early (defaults 4 MiB and 20,000).
 	CommitInterval  time.Duration
 	BatchMaxBytes   int
