@@ -207,7 +207,7 @@ func TestPlan(t *testing.T) {
 	for _, w := range c.workloads {
 		names = append(names, w.Name)
 	}
-	want := "1KiB-p12-i1 100B-p12-i1 16KiB-p12-i1 1KiB-p1-i1 1KiB-p48-i1 1KiB-p12-i2 1KiB-p12-i3 1KiB-p12-i1-ci100ms 1KiB-p12-i1-ci500ms 1KiB-p12-i1-inflight64MiB 1KiB-p12-i1-inflight1GiB"
+	want := "1KiB-p12-i1 100B-p12-i1 16KiB-p12-i1 1KiB-p1-i1 1KiB-p48-i1 1KiB-p12-i2 1KiB-p12-i3 1KiB-p12-i1-ci50ms 1KiB-p12-i1-ci500ms 1KiB-p12-i1-inflight64MiB 1KiB-p12-i1-inflight1GiB"
 	if got := strings.Join(names, " "); got != want {
 		t.Errorf("full plan:\n got %s\nwant %s", got, want)
 	}

@@ -148,7 +148,7 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	sizes := fs.String("sizes", "1024,100,16384", "record value sizes in bytes; the first is the base")
 	parts := fs.String("partitions", "12,1,48", "partition counts; the first is the base")
 	insts := fs.String("instances", "1,2,3", "replicator instance counts; the first is the base")
-	cis := fs.String("reo-commit-intervals", "100ms,500ms", "reo --commit-interval values to run reo with on the base workload")
+	cis := fs.String("reo-commit-intervals", "50ms,500ms", "reo --commit-interval values to run reo with on the base workload")
 	inflight := fs.String("reo-max-inflight", "64MiB,1GiB", "reo --max-inflight-bytes values (which set its transaction size) to run reo with on the base workload")
 	bytes := fs.Int64("bytes", 200_000_000, "record value bytes preloaded per saturation run")
 	maxRecords := fs.Int("max-records", 1_000_000, "at most this many records per saturation run")
