@@ -6,7 +6,7 @@ KAFKA_VERSION := $(shell sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:
 KAFKA_LIBS    := .cache/kafka-$(KAFKA_VERSION)/libs
 TEST_TIMEOUT  ?= 25m
 
-.PHONY: all build test test-short lint kafka demo chaos clean
+.PHONY: all build test test-short lint kafka kafka-mm2 demo chaos bench bench-quick clean
 
 all: build
 
@@ -15,6 +15,17 @@ kafka: $(KAFKA_LIBS)/kafka_2.13-$(KAFKA_VERSION).jar
 
 $(KAFKA_LIBS)/kafka_2.13-$(KAFKA_VERSION).jar: kafka/pom.xml
 	mvn -q -B -f kafka/pom.xml dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory=$(CURDIR)/$(KAFKA_LIBS)
+	@test -f $@ || { echo "maven did not produce $@"; exit 1; }
+	@touch $@
+
+MM2_VERSION := $(shell sed -n 's:.*<mm2.version>\(.*\)</mm2.version>.*:\1:p' kafka/mm2/pom.xml)
+MM2_LIBS    := .cache/mm2-$(MM2_VERSION)/libs
+
+## kafka-mm2: fetch MirrorMaker 2 jars for reo-bench
+kafka-mm2: $(MM2_LIBS)/connect-mirror-$(MM2_VERSION).jar
+
+$(MM2_LIBS)/connect-mirror-$(MM2_VERSION).jar: kafka/mm2/pom.xml
+	mvn -q -B -f kafka/mm2/pom.xml dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory=$(CURDIR)/$(MM2_LIBS)
 	@test -f $@ || { echo "maven did not produce $@"; exit 1; }
 	@touch $@
 
@@ -44,6 +55,14 @@ demo:
 DURATION ?= 10m
 chaos: kafka
 	$(GO) run ./cmd/reo-chaos -duration $(DURATION)
+
+## bench-quick: reo vs pipe vs MM2 vs MM2-eos, 1 KiB / 12 partitions (< 5 min on 2 cores)
+bench-quick: kafka kafka-mm2
+	$(GO) run ./cmd/reo-bench --quick --out reports/bench-quick
+
+## bench: full plan (sizes, partitions, instances, reo commit interval / in-flight)
+bench: kafka kafka-mm2
+	$(GO) run ./cmd/reo-bench --out reports/bench-full
 
 clean:
 	rm -rf bin
