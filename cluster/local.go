@@ -180,16 +180,7 @@ func (l *local) writeConfig(n *node, spec Spec) error {
 	for k, v := range spec.Props {
 		props[k] = strings.ReplaceAll(v, "${BROKER_DIR}", n.dir)
 	}
-	keys := make([]string, 0, len(props))
-	for k := range props {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		fmt.Fprintf(&b, "%s=%s\n", k, props[k])
-	}
-	if err := os.WriteFile(filepath.Join(n.dir, "server.properties"), []byte(b.String()), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(n.dir, "server.properties"), []byte(FormatProperties(props)), 0o644); err != nil {
 		return fmt.Errorf("write broker %d config: %w", n.id, err)
 	}
 	log4j := fmt.Sprintf(`rootLogger.level=INFO
@@ -210,6 +201,21 @@ logger.request.level=WARN
 		return fmt.Errorf("write broker %d log config: %w", n.id, err)
 	}
 	return nil
+}
+
+// FormatProperties renders a Java properties file, one key=value line per
+// entry in key order, so the same settings always give the same file.
+func FormatProperties(props map[string]string) string {
+	keys := make([]string, 0, len(props))
+	for k := range props {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s=%s\n", k, props[k])
+	}
+	return b.String()
 }
 
 func (l *local) javaArgs(n *node, main string, args ...string) []string {

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"time"
 
@@ -143,16 +142,7 @@ func mm2Config(alias, srcBootstrap, dstBootstrap, topic string, tasks int, restP
 		props["listeners"] = fmt.Sprintf("http://127.0.0.1:%d", restPort)
 		props[alias+".consumer.isolation.level"] = "read_committed"
 	}
-	keys := make([]string, 0, len(props))
-	for k := range props {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		fmt.Fprintf(&b, "%s = %s\n", k, props[k])
-	}
-	return b.String()
+	return cluster.FormatProperties(props)
 }
 
 const mm2Log4j = `rootLogger.level=INFO
