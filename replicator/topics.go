@@ -275,6 +275,11 @@ func (r *Replicator) createDestTopics(ctx context.Context, srcs []string, parts 
 			}
 		}
 		dst := r.topics[src].dst
+		// The marker goes first: whoever sees the topic reo creates also
+		// finds it marked as reo's, even if this process stops right after.
+		if err := r.markOwned(ctx, src, dst); err != nil {
+			return err
+		}
 		resp, err := r.dstAdm.CreateTopic(ctx, int32(parts[src]), r.cfg.ReplicationFactor, configs, dst)
 		if err == nil {
 			err = resp.Err
@@ -282,9 +287,6 @@ func (r *Replicator) createDestTopics(ctx context.Context, srcs []string, parts 
 		switch {
 		case err == nil:
 			r.log.Info("created destination topic", "topic", src, "dest_topic", dst, "partitions", parts[src])
-			if err := r.markOwned(ctx, src, dst); err != nil {
-				return err
-			}
 			r.topics[src].verified = true // created by us: it matches the source
 			r.topics[src].maxBytes = defaultMaxMessageBytes
 			if v := configs["max.message.bytes"]; v != nil {
@@ -336,9 +338,9 @@ func (r *Replicator) destIsOurs(ctx context.Context, src string, dstN int) (bool
 }
 
 // markOwned records that this replication created dst for src (see
-// OwnerMarkerPartition). It is written outside any transaction, right after
-// the topic is created; should the process die in between, the topic is
-// still recognised as ours once a checkpoint is committed.
+// OwnerMarkerPartition). It is written outside any transaction, just before
+// reo creates the topic (only topics found missing are marked), so a topic
+// reo created always carries the marker.
 func (r *Replicator) markOwned(ctx context.Context, src, dst string) error {
 	rec := &kgo.Record{
 		Topic:     r.cfg.checkpointTopic(),
