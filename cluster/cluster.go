@@ -46,6 +46,16 @@ type Spec struct {
 	// applied after reo's defaults, for tests that need another listener
 	// or a different limit.
 	Props map[string]string
+	// Unproxied makes brokers advertise their own client listener, with no
+	// toxiproxy link in between (local and in-process only): Link returns
+	// nil and network faults cannot be injected. For benchmarks, whose
+	// figures should not include a proxy hop.
+	Unproxied bool
+	// ServerJVM runs local brokers with the JVM options of Kafka's own
+	// start scripts (G1, full tiered compilation, 1 GiB heap) instead of
+	// the fast-starting test settings (serial GC, C1 only). For
+	// benchmarks; it costs start-up time and memory.
+	ServerJVM bool
 }
 
 func (s Spec) validate() error {
@@ -144,8 +154,14 @@ func Start(ctx context.Context, kind Kind, spec Spec) (Cluster, error) {
 	case Local:
 		return startLocal(ctx, spec)
 	case Testcontainers:
+		if spec.Unproxied || spec.ServerJVM {
+			return nil, fmt.Errorf("cluster spec %s: Unproxied and ServerJVM are not supported by the %s provider", spec.Name, kind)
+		}
 		return startTestcontainers(ctx, spec)
 	case External:
+		if spec.ServerJVM {
+			return nil, fmt.Errorf("cluster spec %s: ServerJVM is not supported by the %s provider (its brokers are not ours)", spec.Name, kind)
+		}
 		return startExternal(spec)
 	default:
 		return nil, fmt.Errorf("unknown cluster provider %q (want one of %v)", kind, Kinds)

@@ -47,6 +47,9 @@ func TestStartRejectsBadSpecs(t *testing.T) {
 		{cluster.InProcess, cluster.Spec{Brokers: 1}, "Name is empty"},
 		{cluster.InProcess, cluster.Spec{Name: "a b", Brokers: 1}, "must not contain spaces"},
 		{"kraftless", cluster.Spec{Name: "x", Brokers: 1}, `unknown cluster provider "kraftless"`},
+		{cluster.Testcontainers, cluster.Spec{Name: "x", Brokers: 1, ServerJVM: true}, "ServerJVM are not supported by the testcontainers provider"},
+		{cluster.Testcontainers, cluster.Spec{Name: "x", Brokers: 1, Unproxied: true}, "Unproxied and ServerJVM are not supported"},
+		{cluster.External, cluster.Spec{Name: "x", Brokers: 1, ServerJVM: true}, "ServerJVM is not supported by the external provider"},
 	} {
 		c, err := cluster.Start(ctx, tc.kind, tc.spec)
 		if err == nil {

@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -394,4 +398,75 @@ func TestLocalBrokerKillKeepsAckedRecords(t *testing.T) {
 		}
 	}
 	t.Logf("acknowledged %d records, %d sends failed during failover", ackedNow(), fails)
+}
+
+// TestUnproxiedServerJVM proves a benchmark cluster (Unproxied, ServerJVM)
+// has no link, advertises the broker's own listener in metadata, works, and
+// runs local brokers with the start scripts' JVM options rather than the
+// test settings.
+func TestUnproxiedServerJVM(t *testing.T) {
+	for _, kind := range []cluster.Kind{cluster.InProcess, cluster.Local} {
+		t.Run(string(kind), func(t *testing.T) {
+			ctx := testCtx(t, 3*time.Minute)
+			if err := cluster.Available(ctx, kind); err != nil {
+				if errors.Is(err, cluster.ErrUnavailable) {
+					t.Skipf("provider %s: %v", kind, err)
+				}
+				t.Fatal(err)
+			}
+			c, err := cluster.Start(ctx, kind, cluster.Spec{Name: "unproxied", Brokers: 1, Unproxied: true, ServerJVM: kind == cluster.Local})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { c.Close() })
+			b := c.Brokers()[0]
+			if c.Link(b.ID) != nil || len(cluster.Links(c)) != 0 {
+				t.Errorf("unproxied cluster has a link for broker %d", b.ID)
+			}
+			if b.Addr != b.Direct {
+				t.Errorf("broker %d: Addr %s, want its own listener %s", b.ID, b.Addr, b.Direct)
+			}
+			adm := kadm.NewClient(newClient(t, c))
+			md, err := adm.BrokerMetadata(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range md.Brokers {
+				if got := net.JoinHostPort(m.Host, strconv.Itoa(int(m.Port))); got != b.Direct {
+					t.Errorf("metadata advertises broker %d at %s, want %s", m.NodeID, got, b.Direct)
+				}
+			}
+			topic := kafkatest.Topic(t.Name())
+			if err := kafkatest.CreateTopic(ctx, c.ClientOpts(), topic, 1, -1, nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := newClient(t, c, kgo.DefaultProduceTopic(topic)).ProduceSync(ctx, &kgo.Record{Value: []byte("v")}).FirstErr(); err != nil {
+				t.Fatalf("produce to unproxied cluster: %v", err)
+			}
+			if kind != cluster.Local {
+				return
+			}
+			root := c.(interface{ Root() string }).Root()
+			args := jvmArgs(t, root)
+			if !slices.Contains(args, "-XX:+UseG1GC") || slices.Contains(args, "-XX:TieredStopAtLevel=1") || !slices.Contains(args, "-Xmx1g") {
+				t.Errorf("ServerJVM broker runs with %v, want G1, 1 GiB and full tiered compilation", args)
+			}
+		})
+	}
+}
+
+// jvmArgs returns the command line of the one broker JVM whose arguments
+// mention dir.
+func jvmArgs(t *testing.T, dir string) []string {
+	t.Helper()
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil || !strings.Contains(string(b), dir) || !strings.Contains(string(b), "kafka.Kafka") {
+			continue
+		}
+		return strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+	}
+	t.Fatalf("no broker JVM under %s", dir)
+	return nil
 }

@@ -48,6 +48,10 @@ func startInProcess(spec Spec) (c Cluster, err error) {
 		}
 		id := next
 		next++
+		if spec.Unproxied {
+			direct[id] = ln.Addr().String()
+			return ln, nil
+		}
 		link, err := newLink(spec.Name, id, ln.Addr().String())
 		if err != nil {
 			ln.Close()
@@ -72,7 +76,11 @@ func startInProcess(spec Spec) (c Cluster, err error) {
 	}
 	ip.fake = fake
 	for id := int32(0); id < int32(spec.Brokers); id++ {
-		ip.brokers = append(ip.brokers, Broker{ID: id, Addr: ip.links[id].Addr(), Direct: direct[id]})
+		addr := direct[id]
+		if l := ip.links[id]; l != nil {
+			addr = l.Addr()
+		}
+		ip.brokers = append(ip.brokers, Broker{ID: id, Addr: addr, Direct: direct[id]})
 	}
 	return ip, nil
 }

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -37,6 +38,7 @@ type local struct {
 	libs    string
 	reaper  *reaper
 	nodes   []*node // index i holds node id i+1
+	spec    Spec
 	closeMu sync.Mutex
 	closed  bool
 }
@@ -53,6 +55,15 @@ type node struct {
 	exited                 chan struct{} // closed when cmd has been waited for
 }
 
+// clientAddr is the address node n advertises to clients: its link's, or
+// its own listener's when the cluster is unproxied.
+func (n *node) clientAddr() string {
+	if n.link == nil {
+		return fmt.Sprintf("127.0.0.1:%d", n.client)
+	}
+	return n.link.Addr()
+}
+
 func startLocal(ctx context.Context, spec Spec) (c Cluster, err error) {
 	java, err := findJava(ctx)
 	if err != nil {
@@ -66,7 +77,7 @@ func startLocal(ctx context.Context, spec Spec) (c Cluster, err error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &local{name: spec.Name, root: root, java: java, libs: libs}
+	l := &local{name: spec.Name, root: root, java: java, libs: libs, spec: spec}
 	if l.reaper, err = startReaper(root); err != nil {
 		os.RemoveAll(root)
 		return nil, err
@@ -86,8 +97,10 @@ func startLocal(ctx context.Context, spec Spec) (c Cluster, err error) {
 				return nil, err
 			}
 		}
-		if n.link, err = newLink(spec.Name, n.id, fmt.Sprintf("127.0.0.1:%d", n.client)); err != nil {
-			return nil, err
+		if !spec.Unproxied {
+			if n.link, err = newLink(spec.Name, n.id, fmt.Sprintf("127.0.0.1:%d", n.client)); err != nil {
+				return nil, err
+			}
 		}
 		if err := os.MkdirAll(filepath.Join(n.dir, "data"), 0o755); err != nil {
 			return nil, fmt.Errorf("create broker dir: %w", err)
@@ -153,7 +166,7 @@ func (l *local) writeConfig(n *node, spec Spec) error {
 		"node.id":                                                     strconv.Itoa(int(n.id)),
 		"controller.quorum.voters":                                    strings.Join(voters, ","),
 		"listeners":                                                   fmt.Sprintf("CLIENT://127.0.0.1:%d,INTERNAL://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", n.client, n.internal, n.ctrl),
-		"advertised.listeners":                                        fmt.Sprintf("CLIENT://%s,INTERNAL://127.0.0.1:%d", n.link.Addr(), n.internal),
+		"advertised.listeners":                                        fmt.Sprintf("CLIENT://%s,INTERNAL://127.0.0.1:%d", n.clientAddr(), n.internal),
 		"listener.security.protocol.map":                              "CLIENT:PLAINTEXT,INTERNAL:PLAINTEXT,CONTROLLER:PLAINTEXT",
 		"inter.broker.listener.name":                                  "INTERNAL",
 		"controller.listener.names":                                   "CONTROLLER",
@@ -220,18 +233,21 @@ func FormatProperties(props map[string]string) string {
 
 func (l *local) javaArgs(n *node, main string, args ...string) []string {
 	heap := os.Getenv(EnvKafkaHeap)
-	if heap == "" {
-		heap = "512m"
+	// Test settings start fast and stay small; ServerJVM takes
+	// kafka-server-start.sh's heap and kafka-run-class.sh's performance
+	// options.
+	jvm := []string{"-Xms128m", "-Xmx" + cmp.Or(heap, "512m"), "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"}
+	if l.spec.ServerJVM {
+		jvm = []string{"-Xms" + cmp.Or(heap, "1g"), "-Xmx" + cmp.Or(heap, "1g"), "-server", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
+			"-XX:InitiatingHeapOccupancyPercent=35", "-XX:+ExplicitGCInvokesConcurrent"}
 	}
-	base := []string{
-		"-Xms128m", "-Xmx" + heap,
-		"-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData",
+	base := append(jvm, "-XX:-UsePerfData",
 		"-Djava.awt.headless=true",
-		"-Djava.io.tmpdir=" + n.dir,
-		"-Dlog4j2.configurationFile=" + filepath.Join(n.dir, "log4j2.properties"),
+		"-Djava.io.tmpdir="+n.dir,
+		"-Dlog4j2.configurationFile="+filepath.Join(n.dir, "log4j2.properties"),
 		"-cp", filepath.Join(l.libs, "*"),
 		main,
-	}
+	)
 	return append(base, args...)
 }
 
@@ -376,7 +392,7 @@ func (l *local) Kind() Kind   { return Local }
 func (l *local) Brokers() []Broker {
 	out := make([]Broker, 0, len(l.nodes))
 	for _, n := range l.nodes {
-		out = append(out, Broker{ID: n.id, Addr: n.link.Addr(), Direct: fmt.Sprintf("127.0.0.1:%d", n.client)})
+		out = append(out, Broker{ID: n.id, Addr: n.clientAddr(), Direct: fmt.Sprintf("127.0.0.1:%d", n.client)})
 	}
 	return out
 }
