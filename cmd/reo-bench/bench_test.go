@@ -88,8 +88,28 @@ func TestReportFiles(t *testing.T) {
 	if back.Results[1].RecordsPerSec != 95_000 || back.Results[4].Workload.ReoCommitInterval != "500ms" {
 		t.Errorf("bench.json does not round-trip: %+v", back.Results)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "bench.md")); err != nil {
-		t.Error(err)
+	md, err := os.ReadFile(filepath.Join(dir, "bench.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The method section says how the brokers were run and reached, from
+	// the report, not a fixed text.
+	for _, setup := range []struct {
+		unproxied, server bool
+		want, not         string
+	}{
+		{false, false, "toxiproxy link in front of each", "Kafka's own start"},
+		{true, true, "no proxy in between", "test-oriented JVM"},
+	} {
+		rep := sampleReport()
+		rep.Unproxied, rep.ServerJVM = setup.unproxied, setup.server
+		text := rep.setupText()
+		if !strings.Contains(text, setup.want) || strings.Contains(text, setup.not) {
+			t.Errorf("unproxied=%v server JVM=%v: setup text %q", setup.unproxied, setup.server, text)
+		}
+	}
+	if !strings.Contains(string(md), sampleReport().setupText()) {
+		t.Error("bench.md does not describe the brokers and network")
 	}
 	svgs, _ := filepath.Glob(filepath.Join(dir, "*.svg"))
 	if len(svgs) < 2 {
@@ -218,6 +238,9 @@ func TestPlan(t *testing.T) {
 	if _, err := parseConfig([]string{"--systems", "reo,kafka-streams"}, io.Discard); err == nil {
 		t.Error("an unknown system was accepted")
 	}
+	if _, err := parseConfig([]string{"--broker-jvm", "fast"}, io.Discard); err == nil || !strings.Contains(err.Error(), "--broker-jvm") {
+		t.Errorf("--broker-jvm fast: %v, want an error naming the flag", err)
+	}
 }
 
 // TestSmokeInProcess runs the pipe and reo end to end on in-process
@@ -250,6 +273,9 @@ func TestSmokeInProcess(t *testing.T) {
 			t.Errorf("%s: verified=%v error=%q records/s=%v latency samples=%d checked=%d violations=%v\n%s",
 				r.System, r.Verified, r.Error, r.RecordsPerSec, r.LatencySamples, r.Checked, r.Violations, log.String())
 		}
+	}
+	if !rep.Unproxied || rep.ServerJVM {
+		t.Errorf("default run: unproxied=%v server JVM=%v, want direct clients and no JVM claim for kfake", rep.Unproxied, rep.ServerJVM)
 	}
 	if rep.Provider != string(cluster.InProcess) || len(rep.Notes) == 0 || !strings.Contains(rep.Notes[0], "NOT valid") {
 		t.Errorf("an in-process run must say its figures are not valid: %+v", rep.Notes)

@@ -62,6 +62,8 @@ type config struct {
 	warmup       time.Duration
 	phaseTimeout time.Duration
 	stopGrace    time.Duration
+	proxied      bool
+	testJVM      bool
 }
 
 func parseList(s string) []string {
@@ -153,6 +155,8 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	bytes := fs.Int64("bytes", 200_000_000, "record value bytes preloaded per saturation run")
 	maxRecords := fs.Int("max-records", 1_000_000, "at most this many records per saturation run")
 	kind := fs.String("kafka", string(cluster.Local), "cluster provider: local (real brokers; the only valid one for figures) or inprocess (kfake: smoke runs only)")
+	fs.BoolVar(&c.proxied, "proxied", false, "put a toxiproxy link in front of each broker, as the tests do (default: clients reach the brokers directly)")
+	brokerJVM := fs.String("broker-jvm", "server", "broker JVM options: server (Kafka's start scripts: 1 GiB, G1, C2) or test (the tests' fast-starting 512 MiB, SerialGC, C1 only)")
 	fs.StringVar(&c.reoBin, "reo-bin", "", "reo binary to run (default: build ./cmd/reo)")
 	fs.StringVar(&c.mm2Libs, "mm2-libs", "", "MirrorMaker 2 jar directory (default .cache/mm2-<version>/libs, fetched on first use)")
 	fs.IntVar(&c.mm2Tasks, "mm2-tasks", 0, "MirrorMaker 2 tasks.max (0: one per partition, at most 4 per instance)")
@@ -237,6 +241,13 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	if c.kafka != cluster.Local && c.kafka != cluster.InProcess {
 		return nil, fmt.Errorf("--kafka: %q is not local or inprocess", *kind)
 	}
+	switch *brokerJVM {
+	case "server":
+	case "test":
+		c.testJVM = true
+	default:
+		return nil, fmt.Errorf("--broker-jvm: %q is not server or test", *brokerJVM)
+	}
 	c.reoArgs = strings.Fields(*reoArgs)
 	return c, nil
 }
@@ -299,6 +310,7 @@ func execute(ctx context.Context, cfg *config, command string, stderr io.Writer)
 	rep := &Report{
 		Machine: machine(), KafkaVersion: cluster.KafkaVersion, Command: command,
 		Provider: string(cfg.kafka), Started: started,
+		Unproxied: !cfg.proxied, ServerJVM: !cfg.testJVM && cfg.kafka == cluster.Local,
 	}
 	if cfg.kafka == cluster.InProcess {
 		rep.Notes = append(rep.Notes, "in-process clusters (kfake): these figures are NOT valid benchmark results; kfake completes transactions synchronously and shares reo-bench's CPU. Use --kafka local.")
@@ -365,7 +377,8 @@ func execute(ctx context.Context, cfg *config, command string, stderr io.Writer)
 		go func() {
 			sctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 			defer cancel()
-			c, err := cluster.Start(sctx, cfg.kafka, cluster.Spec{Name: "bench-" + name, Brokers: 1})
+			c, err := cluster.Start(sctx, cfg.kafka, cluster.Spec{Name: "bench-" + name, Brokers: 1,
+				Unproxied: !cfg.proxied, ServerJVM: !cfg.testJVM && cfg.kafka == cluster.Local})
 			ch <- startResult{c, err}
 		}()
 	}

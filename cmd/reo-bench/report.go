@@ -27,13 +27,19 @@ var allSystems = []string{sysPipe, sysReo, sysMM2, sysMM2EOS}
 // system and workload. Every Result of a Report was measured in the same
 // run on the same clusters, so ratios between them hold on a noisy machine.
 type Report struct {
-	Machine      Machine   `json:"machine"`
-	KafkaVersion string    `json:"kafka_version"`
-	MM2Version   string    `json:"mm2_version,omitempty"`
-	Command      string    `json:"command"`
-	Provider     string    `json:"provider"`
-	Started      time.Time `json:"started"`
-	DurationSec  float64   `json:"duration_sec"`
+	Machine      Machine `json:"machine"`
+	KafkaVersion string  `json:"kafka_version"`
+	MM2Version   string  `json:"mm2_version,omitempty"`
+	Command      string  `json:"command"`
+	Provider     string  `json:"provider"`
+	// Unproxied is true when clients reached the brokers directly; reports
+	// made before the field existed crossed a toxiproxy link per broker.
+	// ServerJVM is true when the brokers ran with Kafka's start-script JVM
+	// options rather than the local provider's test settings.
+	Unproxied   bool      `json:"unproxied,omitempty"`
+	ServerJVM   bool      `json:"server_jvm,omitempty"`
+	Started     time.Time `json:"started"`
+	DurationSec float64   `json:"duration_sec"`
 	// Notes are caveats that apply to the whole run (an in-process
 	// provider, a MirrorMaker version other than the brokers').
 	Notes   []string `json:"notes,omitempty"`
@@ -384,6 +390,7 @@ func (r *Report) Markdown(w io.Writer, charts []string) error {
 		}
 	}
 	b.WriteString(methodText)
+	b.WriteString(r.setupText())
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -493,14 +500,37 @@ const methodText = `## How it was measured
   read_committed source consumer. Every client runs with its own library's
   defaults (franz-go: snappy, 10 ms linger; Java: no compression, 5 ms
   linger, 16 KiB batches), as a user who does not tune them gets.
-- **Brokers.** The local provider runs each broker with test-oriented JVM
+`
+
+// setupText describes the brokers and the network the run used.
+func (r *Report) setupText() string {
+	var b strings.Builder
+	if r.ServerJVM {
+		b.WriteString(`- **Brokers.** Each broker runs with the JVM options of Kafka's own start
+  scripts (1 GiB heap, G1, full tiered compilation) on the same 2 cores as
+  everything else: absolute figures are low and noisy (other work on the
+  machine shows in the load average above); the ratios between systems
+  measured in one run are the result.
+`)
+	} else {
+		b.WriteString(`- **Brokers.** The local provider runs each broker with test-oriented JVM
   settings (-Xmx512m, SerialGC, C1 only) and, like every cluster here, on
   the same 2 cores as everything else: absolute figures are low and noisy
   (other work on the machine shows in the load average above); the ratios
   between systems measured in one run are the result.
-- **Network.** The local provider puts a toxiproxy link in front of each
+`)
+	}
+	if r.Unproxied {
+		b.WriteString(`- **Network.** Every client, the systems' and the harness's, talks to the
+  brokers' own listeners on 127.0.0.1: no proxy in between.
+`)
+	} else {
+		b.WriteString(`- **Network.** The local provider puts a toxiproxy link in front of each
   broker (every broker advertises it, and KRaft brokers cannot add a
   listener at run time), so the systems' traffic crosses it, in reo-bench's
   own process; the harness's own clients bypass it. Its CPU is in
   "harness CPU" in bench.json, the same per byte for every system.
-`
+`)
+	}
+	return b.String()
+}
