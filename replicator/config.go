@@ -87,7 +87,18 @@ type Config struct {
 	// CommitInterval is the longest a transaction stays open while records
 	// flow (default 100ms). BatchMaxBytes and BatchMaxRecords end a
 	// transaction early (defaults 4 MiB and 20,000).
+	//
+	// CommitLinger is how long a transaction stays open once the shard has
+	// read every one of its source partitions to the end (default 0: it
+	// commits at once). With a backlog a transaction grows to
+	// CommitInterval or the batch bounds, which throughput needs; caught up,
+	// waiting only adds latency. Records arriving during a commit go into
+	// the next transaction, so under a steady rate transactions hold about
+	// one commit's worth of records. A linger trades latency for fewer
+	// transactions when traffic is light; CommitInterval or more turns
+	// the early commit off.
 	CommitInterval  time.Duration
+	CommitLinger    time.Duration
 	BatchMaxBytes   int
 	BatchMaxRecords int
 
@@ -237,6 +248,8 @@ func (cfg Config) compile() (*compiled, error) {
 		return nil, bad("Shards", "%d is not in [1, %d]", cfg.Shards, MaxShards)
 	case cfg.CommitInterval < 0:
 		return nil, bad("CommitInterval", "must be positive")
+	case cfg.CommitLinger < 0:
+		return nil, bad("CommitLinger", "must not be negative")
 	case cfg.BatchMaxBytes < 0:
 		return nil, bad("BatchMaxBytes", "must be positive")
 	case cfg.BatchMaxRecords < 0:

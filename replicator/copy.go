@@ -1,6 +1,7 @@
 package replicator
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -19,6 +20,27 @@ type copier struct {
 	prod      *kgo.Client
 	committed map[tp]Checkpoint
 	hwm       map[tp]int64 // last source high watermark seen, for lag
+	// behind is, per source partition, how many offsets the last fetch
+	// that returned records for it left unread below its last stable
+	// offset: 0 (or a few trailing transaction markers) means caught up.
+	behind map[tp]int64
+}
+
+// caughtUpSlack is how many offsets a partition may be behind its last
+// stable offset and still count as caught up: read_committed skips the
+// transaction markers that can end a source log, so a fetch that returned
+// everything readable may stop a few offsets short.
+const caughtUpSlack = 8
+
+// caughtUp reports whether every partition the shard has fetched records
+// from was read to (nearly) its last stable offset by its latest fetch.
+func (s *copier) caughtUp() bool {
+	for _, n := range s.behind {
+		if n > caughtUpSlack {
+			return false
+		}
+	}
+	return true
 }
 
 // pending is what the open transaction holds for one source partition.
@@ -95,7 +117,7 @@ func (s *copier) copy(ctx context.Context, parts []partitionPlan, changed <-chan
 			replan = true
 		default:
 		}
-		if b.open && (stop || replan || b.due(r.cfg)) {
+		if b.open && (stop || replan || b.due(r.cfg) || (s.caughtUp() && time.Since(b.started) >= r.cfg.CommitLinger)) {
 			if err := s.commit(gctx, b); err != nil {
 				return err
 			}
@@ -107,7 +129,19 @@ func (s *copier) copy(ctx context.Context, parts []partitionPlan, changed <-chan
 
 		wait := 500 * time.Millisecond
 		if b.open {
-			wait = max(time.Millisecond, r.cfg.CommitInterval-time.Since(b.started))
+			// Lag decides the transaction's size: with a backlog it
+			// grows to CommitInterval (or the batch bounds), which
+			// is what throughput needs; once the shard has read its
+			// partitions to their end it commits after CommitLinger,
+			// which is what latency needs. Records that arrive during
+			// a commit make the next transaction larger, so under a
+			// steady rate transactions settle at about one commit's
+			// worth of records.
+			left := r.cfg.CommitInterval
+			if s.caughtUp() {
+				left = min(left, r.cfg.CommitLinger)
+			}
+			wait = max(time.Millisecond, left-time.Since(b.started))
 		}
 		pctx, pcancel := context.WithTimeout(ctx, wait)
 		fs := src.PollRecords(pctx, r.cfg.BatchMaxRecords-b.records)
@@ -116,7 +150,15 @@ func (s *copier) copy(ctx context.Context, parts []partitionPlan, changed <-chan
 			return err
 		}
 		fs.EachPartition(func(fp kgo.FetchTopicPartition) {
-			s.hwm[tp{fp.Topic, fp.Partition}] = fp.HighWatermark
+			p := tp{fp.Topic, fp.Partition}
+			s.hwm[p] = fp.HighWatermark
+			if n := len(fp.Records); n > 0 {
+				end := fp.LastStableOffset
+				if end < 0 { // not reported: the high watermark bounds it
+					end = fp.HighWatermark
+				}
+				s.behind[p] = max(0, end-(fp.Records[n-1].Offset+1))
+			}
 		})
 		var perr error
 		fs.EachRecord(func(rec *kgo.Record) {
@@ -272,6 +314,8 @@ func (s *copier) commit(ctx context.Context, b *batch) error {
 	if err := b.firstErr(); err != nil {
 		return s.produceError(err)
 	}
+	flushed := time.Now()
+	r.m.commitPhase.WithLabelValues("records").Observe(flushed.Sub(began).Seconds())
 	cps := make(map[tp]Checkpoint, len(b.parts))
 	recs := make([]*kgo.Record, 0, len(b.parts))
 	for p, pp := range b.parts {
@@ -287,9 +331,30 @@ func (s *copier) commit(ctx context.Context, b *batch) error {
 			Value:     encodeCheckpoint(cp),
 		})
 	}
-	if err := s.prod.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+	// Produce and Flush rather than ProduceSync: a flush sends at once,
+	// where ProduceSync would wait out the producer's linger.
+	var (
+		cpMu  sync.Mutex
+		cpErr error
+	)
+	for _, rec := range recs {
+		s.prod.Produce(ctx, rec, func(_ *kgo.Record, err error) {
+			cpMu.Lock()
+			defer cpMu.Unlock()
+			if cpErr == nil {
+				cpErr = err
+			}
+		})
+	}
+	err := s.prod.Flush(ctx)
+	cpMu.Lock()
+	err = cmp.Or(cpErr, err)
+	cpMu.Unlock()
+	if err != nil {
 		return asAuth("destination", "writing checkpoints", fmt.Errorf("write checkpoints of shard %d: %w", w.shard, err))
 	}
+	checkpointed := time.Now()
+	r.m.commitPhase.WithLabelValues("checkpoints").Observe(checkpointed.Sub(flushed).Seconds())
 	if h := r.hooks; h != nil && h.beforeCommit != nil {
 		h.beforeCommit(w.shard)
 	}
@@ -299,6 +364,7 @@ func (s *copier) commit(ctx context.Context, b *batch) error {
 	b.open = false
 
 	now := time.Now()
+	r.m.commitPhase.WithLabelValues("end").Observe(now.Sub(checkpointed).Seconds())
 	r.m.committed.Inc()
 	r.m.commitLatency.Observe(now.Sub(began).Seconds())
 	for p, cp := range cps {

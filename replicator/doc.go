@@ -52,10 +52,13 @@
 //  4. loops: poll; begin a transaction on the first record; produce each
 //     record to the same partition number of the destination topic with the
 //     same key, value (nil stays nil, empty stays empty), headers in order
-//     and timestamp; every CommitInterval (or BatchMaxBytes/BatchMaxRecords)
-//     flush, produce one checkpoint per touched source partition (next source
-//     offset, and the source and destination offset ranges of the batch),
-//     and commit.
+//     and timestamp; when the shard has read its partitions to their end
+//     (after CommitLinger, default at once), or else every CommitInterval
+//     (or BatchMaxBytes/BatchMaxRecords): flush, produce one checkpoint per
+//     touched source partition (next source offset, and the source and
+//     destination offset ranges of the batch), and commit. Lag sets the
+//     transaction's size: large while there is a backlog, about one
+//     commit's worth of records once caught up.
 //
 // Any failure ends the session: the open transaction is aborted (best effort;
 // the next InitProducerID aborts it anyway), the in-memory position is

@@ -14,6 +14,7 @@ type metrics struct {
 	committed     prometheus.Counter     //
 	aborted       prometheus.Counter     //
 	commitLatency prometheus.Histogram   //
+	commitPhase   *prometheus.HistogramVec
 	e2eLatency    prometheus.Histogram   //
 	lag           *prometheus.GaugeVec   // topic, partition
 	shardsOwned   prometheus.Gauge       //
@@ -41,6 +42,10 @@ func newMetrics(reg prometheus.Registerer, ready func() bool) (*metrics, error) 
 			Name: "reo_commit_latency_seconds", Help: "Time to flush and commit one destination transaction.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 16),
 		}),
+		commitPhase: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "reo_commit_phase_seconds", Help: "Time of each step of a commit: records (flush the transaction's records), checkpoints (write and flush the checkpoints), end (EndTxn).",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 16),
+		}, []string{"phase"}),
 		e2eLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "reo_replication_latency_seconds", Help: "At commit, now minus the source timestamp of the oldest record committed, per partition and transaction.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 20),
@@ -66,7 +71,7 @@ func newMetrics(reg prometheus.Registerer, ready func() bool) (*metrics, error) 
 			return 0
 		}),
 	}
-	m.all = []prometheus.Collector{m.records, m.bytes, m.committed, m.aborted, m.commitLatency,
+	m.all = []prometheus.Collector{m.records, m.bytes, m.committed, m.aborted, m.commitLatency, m.commitPhase,
 		m.e2eLatency, m.lag, m.shardsOwned, m.skipped, m.restarts, m.ready}
 	if reg == nil {
 		return m, nil

@@ -98,7 +98,7 @@ func recordsFor(bytes int64, size, maxRecords int) int {
 // instance count around the base (the first value of each list), one
 // axis at a time, then reo's commit intervals and in-flight sizes on the
 // base workload.
-func plan(sizes, partitions, instances []int, commitIntervals, inflight []string, bytes int64, maxRecords int) []Workload {
+func plan(sizes, partitions, instances []int, commitIntervals, lingers, inflight []string, bytes int64, maxRecords int) []Workload {
 	mk := func(size, parts, inst int) Workload {
 		w := Workload{RecordBytes: size, Partitions: parts, Instances: inst, Records: recordsFor(bytes, size, maxRecords)}
 		w.Name = workloadName(w)
@@ -118,6 +118,12 @@ func plan(sizes, partitions, instances []int, commitIntervals, inflight []string
 	for _, ci := range commitIntervals {
 		w := base
 		w.ReoCommitInterval = ci
+		w.Name = workloadName(w)
+		out = append(out, w)
+	}
+	for _, l := range lingers {
+		w := base
+		w.ReoCommitLinger = l
 		w.Name = workloadName(w)
 		out = append(out, w)
 	}
@@ -151,12 +157,13 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	parts := fs.String("partitions", "12,1,48", "partition counts; the first is the base")
 	insts := fs.String("instances", "1,2,3", "replicator instance counts; the first is the base")
 	cis := fs.String("reo-commit-intervals", "50ms,500ms", "reo --commit-interval values to run reo with on the base workload")
+	lingers := fs.String("reo-commit-lingers", "100ms", "reo --commit-linger values to run reo with on the base workload (100ms, the commit interval: no early commit when caught up)")
 	inflight := fs.String("reo-max-inflight", "64MiB,1GiB", "reo --max-inflight-bytes values (which set its transaction size) to run reo with on the base workload")
 	bytes := fs.Int64("bytes", 200_000_000, "record value bytes preloaded per saturation run")
 	maxRecords := fs.Int("max-records", 1_000_000, "at most this many records per saturation run")
 	kind := fs.String("kafka", string(cluster.Local), "cluster provider: local (real brokers; the only valid one for figures) or inprocess (kfake: smoke runs only)")
 	fs.BoolVar(&c.proxied, "proxied", false, "put a toxiproxy link in front of each broker, as the tests do (default: clients reach the brokers directly)")
-	brokerJVM := fs.String("broker-jvm", "server", "broker JVM options: server (Kafka's start scripts: 1 GiB, G1, C2) or test (the tests' fast-starting 512 MiB, SerialGC, C1 only)")
+	brokerJVM := fs.String("broker-jvm", "test", "broker JVM options: server (Kafka's start scripts: 1 GiB, G1, C2) or test (the tests' fast-starting 512 MiB, SerialGC, C1 only)")
 	fs.StringVar(&c.reoBin, "reo-bin", "", "reo binary to run (default: build ./cmd/reo)")
 	fs.StringVar(&c.mm2Libs, "mm2-libs", "", "MirrorMaker 2 jar directory (default .cache/mm2-<version>/libs, fetched on first use)")
 	fs.IntVar(&c.mm2Tasks, "mm2-tasks", 0, "MirrorMaker 2 tasks.max (0: one per partition, at most 4 per instance)")
@@ -197,6 +204,9 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 		if !set["reo-max-inflight"] {
 			*inflight = ""
 		}
+		if !set["reo-commit-lingers"] {
+			*lingers = ""
+		}
 		if !set["latency-duration"] {
 			c.latency = 10 * time.Second
 		}
@@ -236,7 +246,12 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	if *bytes <= 0 || *maxRecords <= 0 {
 		return nil, errors.New("--bytes and --max-records must be positive")
 	}
-	c.workloads = plan(sz, ps, is, parseList(*cis), parseList(*inflight), *bytes, *maxRecords)
+	for _, l := range parseList(*lingers) {
+		if d, err := time.ParseDuration(l); err != nil || d < 0 {
+			return nil, fmt.Errorf("--reo-commit-lingers: %q is not a duration", l)
+		}
+	}
+	c.workloads = plan(sz, ps, is, parseList(*cis), parseList(*lingers), parseList(*inflight), *bytes, *maxRecords)
 	c.kafka = cluster.Kind(*kind)
 	if c.kafka != cluster.Local && c.kafka != cluster.InProcess {
 		return nil, fmt.Errorf("--kafka: %q is not local or inprocess", *kind)

@@ -26,6 +26,11 @@ type ReoStats struct {
 	// age of the oldest record committed.
 	CommitP99Ms      float64 `json:"commit_ms_p99"`
 	ReplicationP99Ms float64 `json:"replication_ms_p99"`
+	// Records, checkpoints and end are the average times of a commit's
+	// steps: flush the records, write the checkpoints, EndTxn.
+	RecordsMsAvg     float64 `json:"commit_records_ms_avg,omitempty"`
+	CheckpointsMsAvg float64 `json:"commit_checkpoints_ms_avg,omitempty"`
+	EndMsAvg         float64 `json:"commit_end_ms_avg,omitempty"`
 }
 
 // scrapeReo reads and sums reo's metrics from every address.
@@ -56,6 +61,13 @@ func scrapeReo(ctx context.Context, addrs []string) (*ReoStats, error) {
 	if n := sum["reo_commit_latency_seconds_count"]; n > 0 {
 		st.CommitMsAvg = sum["reo_commit_latency_seconds_sum"] / n * 1000
 	}
+	phase := func(p string) float64 {
+		if n := sum[`reo_commit_phase_seconds_count{phase="`+p+`"}`]; n > 0 {
+			return sum[`reo_commit_phase_seconds_sum{phase="`+p+`"}`] / n * 1000
+		}
+		return 0
+	}
+	st.RecordsMsAvg, st.CheckpointsMsAvg, st.EndMsAvg = phase("records"), phase("checkpoints"), phase("end")
 	if st.Transactions > 0 {
 		st.RecordsPerTxn = sum["reo_records_replicated_total"] / st.Transactions
 	}
@@ -120,6 +132,9 @@ func scrape(ctx context.Context, addr string) (map[string]float64, map[string]ma
 			continue
 		}
 		out[name] += v
+		if name != f[0] { // each labelled series too, by its full name
+			out[f[0]] += v
+		}
 		if strings.HasSuffix(name, "_bucket") {
 			if i := strings.Index(f[0], `le="`); i >= 0 {
 				rest := f[0][i+4:]
@@ -142,6 +157,6 @@ func (s *ReoStats) String() string {
 	if s == nil {
 		return ""
 	}
-	return fmt.Sprintf(" [reo: %.0f transactions, %.0f records each, commit %.1f ms avg (p99 ≤ %.0f ms), replication p99 ≤ %.0f ms, %.0f aborted]",
-		s.Transactions, s.RecordsPerTxn, s.CommitMsAvg, s.CommitP99Ms, s.ReplicationP99Ms, s.Aborted)
+	return fmt.Sprintf(" [reo: %.0f transactions, %.0f records each, commit %.1f ms avg (records %.1f, checkpoints %.1f, end %.1f; p99 ≤ %.0f ms), replication p99 ≤ %.0f ms, %.0f aborted]",
+		s.Transactions, s.RecordsPerTxn, s.CommitMsAvg, s.RecordsMsAvg, s.CheckpointsMsAvg, s.EndMsAvg, s.CommitP99Ms, s.ReplicationP99Ms, s.Aborted)
 }

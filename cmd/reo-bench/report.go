@@ -72,15 +72,18 @@ type Workload struct {
 	// and --max-inflight-bytes (which sets its transaction size); empty
 	// means reo's defaults. Workloads that set them run reo only.
 	ReoCommitInterval string `json:"reo_commit_interval,omitempty"`
+	ReoCommitLinger   string `json:"reo_commit_linger,omitempty"`
 	ReoMaxInflight    string `json:"reo_max_inflight_bytes,omitempty"`
 }
 
 // reoOnly reports whether w varies a reo setting, so only reo runs it.
-func (w Workload) reoOnly() bool { return w.ReoCommitInterval != "" || w.ReoMaxInflight != "" }
+func (w Workload) reoOnly() bool {
+	return w.ReoCommitInterval != "" || w.ReoCommitLinger != "" || w.ReoMaxInflight != ""
+}
 
 // base is the workload w varies: the same records without reo settings.
 func (w Workload) base() Workload {
-	w.ReoCommitInterval, w.ReoMaxInflight = "", ""
+	w.ReoCommitInterval, w.ReoCommitLinger, w.ReoMaxInflight = "", "", ""
 	w.Name = workloadName(w)
 	return w
 }
@@ -89,6 +92,9 @@ func workloadName(w Workload) string {
 	n := fmt.Sprintf("%s-p%d-i%d", sizeName(w.RecordBytes), w.Partitions, w.Instances)
 	if w.ReoCommitInterval != "" {
 		n += "-ci" + w.ReoCommitInterval
+	}
+	if w.ReoCommitLinger != "" {
+		n += "-linger" + w.ReoCommitLinger
 	}
 	if w.ReoMaxInflight != "" {
 		n += "-inflight" + w.ReoMaxInflight
@@ -331,8 +337,8 @@ func (r *Report) Markdown(w io.Writer, charts []string) error {
 		fmt.Fprintf(&b, "## %s\n\n", wl.Name)
 		fmt.Fprintf(&b, "%d records of %s over %d partitions, %d replicator instance(s)", wl.Records, sizeName(wl.RecordBytes), wl.Partitions, wl.Instances)
 		if wl.reoOnly() {
-			fmt.Fprintf(&b, "; reo only, with --commit-interval %s --max-inflight-bytes %s (ratios against %s)",
-				orDefault(wl.ReoCommitInterval), orDefault(wl.ReoMaxInflight), wl.base().Name)
+			fmt.Fprintf(&b, "; reo only, with --commit-interval %s --commit-linger %s --max-inflight-bytes %s (ratios against %s)",
+				orDefault(wl.ReoCommitInterval), orDefault(wl.ReoCommitLinger), orDefault(wl.ReoMaxInflight), wl.base().Name)
 		}
 		b.WriteString(".\n\n")
 		b.WriteString("| system | records/s | MB/s | × pipe | × mm2-eos | startup s | offered rec/s | p50 ms | p99 ms | p99.9 ms | CPU s/GB | broker CPU s/GB | peak RSS MiB | verified |\n")
@@ -373,8 +379,12 @@ func (r *Report) Markdown(w io.Writer, charts []string) error {
 				st   *ReoStats
 			}{{"saturation", x.ReoSaturation}, {"latency", x.ReoLatency}} {
 				if ph.st != nil {
-					fmt.Fprintf(&b, "- reo's own metrics, %s phase: %.0f transactions of %.0f records on average; commit (flush + checkpoint + EndTxn) %.1f ms on average, p99 ≤ %.0f ms; %.0f aborted\n",
-						ph.name, ph.st.Transactions, ph.st.RecordsPerTxn, ph.st.CommitMsAvg, ph.st.CommitP99Ms, ph.st.Aborted)
+					steps := ""
+					if ph.st.EndMsAvg > 0 {
+						steps = fmt.Sprintf(" (records %.1f, checkpoints %.1f, EndTxn %.1f)", ph.st.RecordsMsAvg, ph.st.CheckpointsMsAvg, ph.st.EndMsAvg)
+					}
+					fmt.Fprintf(&b, "- reo's own metrics, %s phase: %.0f transactions of %.0f records on average; commit (flush + checkpoint + EndTxn) %.1f ms on average%s, p99 ≤ %.0f ms; %.0f aborted\n",
+						ph.name, ph.st.Transactions, ph.st.RecordsPerTxn, ph.st.CommitMsAvg, steps, ph.st.CommitP99Ms, ph.st.Aborted)
 				}
 			}
 			if x.Error != "" {

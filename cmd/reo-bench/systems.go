@@ -144,6 +144,9 @@ func (b *bench) startReo(r *running, wl Workload, topic, run string) error {
 	if wl.ReoCommitInterval != "" {
 		args = append(args, "--commit-interval", wl.ReoCommitInterval)
 	}
+	if wl.ReoCommitLinger != "" {
+		args = append(args, "--commit-linger", wl.ReoCommitLinger)
+	}
 	if wl.ReoMaxInflight != "" {
 		args = append(args, "--max-inflight-bytes", wl.ReoMaxInflight)
 	}

@@ -89,6 +89,18 @@ func durationSetting(p func(*settings) *time.Duration) func(*settings, string) e
 	}
 }
 
+// lingerSetting is durationSetting that also takes 0.
+func lingerSetting(p func(*settings) *time.Duration) func(*settings, string) error {
+	return func(c *settings, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return fmt.Errorf("%q is not a duration like 0s, 10ms or 1s", v)
+		}
+		*p(c) = d
+		return nil
+	}
+}
+
 func boolSetting(p func(*settings) *bool) func(*settings, string) error {
 	return func(c *settings, v string) error {
 		b, err := strconv.ParseBool(v)
@@ -162,6 +174,8 @@ var settingsTable = []setting{
 		set: stringSetting(func(c *settings) *string { return &c.cfg.InstanceID })},
 	{flag: "commit-interval", env: "REO_COMMIT_INTERVAL", usage: "longest a destination transaction stays open", def: replicator.DefaultCommitInterval.String(),
 		set: durationSetting(func(c *settings) *time.Duration { return &c.cfg.CommitInterval })},
+	{flag: "commit-linger", env: "REO_COMMIT_LINGER", usage: "how long a transaction stays open once the source is read to its end (0: commit at once; --commit-interval or more: never early)", def: "0s",
+		set: lingerSetting(func(c *settings) *time.Duration { return &c.cfg.CommitLinger })},
 	{flag: "transaction-timeout", env: "REO_TRANSACTION_TIMEOUT", usage: "destination transaction timeout", def: replicator.DefaultTransactionTimeout.String(),
 		set: durationSetting(func(c *settings) *time.Duration { return &c.cfg.TransactionTimeout })},
 	{flag: "session-timeout", env: "REO_SESSION_TIMEOUT", usage: "ownership group session timeout", def: replicator.DefaultSessionTimeout.String(),
@@ -424,7 +438,7 @@ func fieldSetting(field string) string {
 	byField := map[string]string{
 		"SourceBrokers": "source-bootstrap", "DestBrokers": "dest-bootstrap", "Topics": "topics",
 		"TopicsExclude": "topics-exclude", "TopicMapping": "source-topic", "Naming": "naming",
-		"SourceAlias": "source-alias", "Name": "name", "Shards": "shards", "CommitInterval": "commit-interval",
+		"SourceAlias": "source-alias", "Name": "name", "Shards": "shards", "CommitInterval": "commit-interval", "CommitLinger": "commit-linger",
 		"TransactionTimeout": "transaction-timeout", "SessionTimeout": "session-timeout",
 		"TopicRefreshInterval": "topic-refresh-interval", "InstanceID": "instance-id",
 		"BatchMaxBytes": "max-inflight-bytes", "FetchMaxBytes": "max-inflight-bytes",
