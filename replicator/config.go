@@ -88,9 +88,11 @@ type Config struct {
 	// flow (default 100ms). BatchMaxBytes and BatchMaxRecords end a
 	// transaction early (defaults 4 MiB and 20,000).
 	//
-	// CommitLinger is how long a transaction stays open once the shard has
-	// read every one of its source partitions to the end (default 0: it
-	// commits at once). With a backlog a transaction grows to
+	// CommitLinger: once the shard has read every one of its source
+	// partitions to the end (its latest fetch of each left at most a few
+	// offsets below the last stable offset), it commits as soon as its
+	// transaction is CommitLinger old (default 0: at once). Library users
+	// get this early commit by default. With a backlog a transaction grows to
 	// CommitInterval or the batch bounds, which throughput needs; caught up,
 	// waiting only adds latency. Records arriving during a commit go into
 	// the next transaction, so under a steady rate transactions hold about

@@ -1,7 +1,6 @@
 package replicator
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -28,9 +27,19 @@ type copier struct {
 
 // caughtUpSlack is how many offsets a partition may be behind its last
 // stable offset and still count as caught up: read_committed skips the
-// transaction markers that can end a source log, so a fetch that returned
-// everything readable may stop a few offsets short.
+// transaction markers (and aborted records) that can end a source log, so
+// a fetch that returned everything readable may stop short. A log that
+// ends with more than that is seen as caught up once a poll finds nothing
+// for idleClearsBehind.
 const caughtUpSlack = 8
+
+// idleClearsBehind: a poll that waited at least this long and returned no
+// record means nothing readable is pending on any partition of the shard
+// (with a backlog, the next fetch is already buffered or on its way). A
+// shard that is not caught up polls at most this long at a time, so a
+// log ending in aborted records delays its commit by this, not by a whole
+// CommitInterval.
+const idleClearsBehind = 100 * time.Millisecond
 
 // caughtUp reports whether every partition the shard has fetched records
 // from was read to (nearly) its last stable offset by its latest fetch.
@@ -100,6 +109,7 @@ func (s *copier) copy(ctx context.Context, parts []partitionPlan, changed <-chan
 		dst[tp{p.Topic, p.Partition}] = p.DstTopic
 	}
 
+	clear(s.behind) // partitions of an earlier plan do not count
 	gctx, gcancel := graceCtx(ctx, stopGrace)
 	defer gcancel()
 	b := newBatch()
@@ -137,17 +147,23 @@ func (s *copier) copy(ctx context.Context, parts []partitionPlan, changed <-chan
 			// a commit make the next transaction larger, so under a
 			// steady rate transactions settle at about one commit's
 			// worth of records.
-			left := r.cfg.CommitInterval
+			left := r.cfg.CommitInterval - time.Since(b.started)
 			if s.caughtUp() {
-				left = min(left, r.cfg.CommitLinger)
+				left = min(left, r.cfg.CommitLinger-time.Since(b.started))
+			} else {
+				left = min(left, idleClearsBehind)
 			}
-			wait = max(time.Millisecond, left-time.Since(b.started))
+			wait = max(time.Millisecond, left)
 		}
 		pctx, pcancel := context.WithTimeout(ctx, wait)
 		fs := src.PollRecords(pctx, r.cfg.BatchMaxRecords-b.records)
+		idle := pctx.Err() != nil && ctx.Err() == nil && wait >= idleClearsBehind && fs.NumRecords() == 0
 		pcancel()
 		if err := s.fetchError(ctx, fs); err != nil {
 			return err
+		}
+		if idle {
+			clear(s.behind)
 		}
 		fs.EachPartition(func(fp kgo.FetchTopicPartition) {
 			p := tp{fp.Topic, fp.Partition}
@@ -331,26 +347,7 @@ func (s *copier) commit(ctx context.Context, b *batch) error {
 			Value:     encodeCheckpoint(cp),
 		})
 	}
-	// Produce and Flush rather than ProduceSync: a flush sends at once,
-	// where ProduceSync would wait out the producer's linger.
-	var (
-		cpMu  sync.Mutex
-		cpErr error
-	)
-	for _, rec := range recs {
-		s.prod.Produce(ctx, rec, func(_ *kgo.Record, err error) {
-			cpMu.Lock()
-			defer cpMu.Unlock()
-			if cpErr == nil {
-				cpErr = err
-			}
-		})
-	}
-	err := s.prod.Flush(ctx)
-	cpMu.Lock()
-	err = cmp.Or(cpErr, err)
-	cpMu.Unlock()
-	if err != nil {
+	if err := s.prod.ProduceSync(ctx, recs...).FirstErr(); err != nil {
 		return asAuth("destination", "writing checkpoints", fmt.Errorf("write checkpoints of shard %d: %w", w.shard, err))
 	}
 	checkpointed := time.Now()

@@ -53,7 +53,9 @@
 //     record to the same partition number of the destination topic with the
 //     same key, value (nil stays nil, empty stays empty), headers in order
 //     and timestamp; when the shard has read its partitions to their end
-//     (after CommitLinger, default at once), or else every CommitInterval
+//     (within a few offsets of the last stable offset, or a poll found
+//     nothing) and the transaction is CommitLinger old (default 0), or
+//     else every CommitInterval
 //     (or BatchMaxBytes/BatchMaxRecords): flush, produce one checkpoint per
 //     touched source partition (next source offset, and the source and
 //     destination offset ranges of the batch), and commit. Lag sets the

@@ -88,3 +88,33 @@ func TestBacklogKeepsTransactionsLarge(t *testing.T) {
 		t.Errorf("%v transactions for a backlog of %d records fetched one at a time, want at most %d: a shard with a backlog committed early", got, n, n/20)
 	}
 }
+
+// TestCaughtUpAfterTrailingAbortedRecords proves a source log that ends
+// with aborted records (which read_committed skips, so the last record
+// fetched stays far below the last stable offset) still lets the shard see
+// it is caught up, by a poll that finds nothing, instead of holding the
+// transaction for the whole 10s CommitInterval.
+func TestCaughtUpAfterTrailingAbortedRecords(t *testing.T) {
+	src := newCluster(t, "src", 1, "orders")
+	dst := newCluster(t, "dst", 1)
+	produceNumbered(t, src, "orders", "kept", 1, 1)
+	txn := client(t, src, kgo.DefaultProduceTopic("orders"), kgo.TransactionalID("aborting"))
+	if err := txn.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 * caughtUpSlack {
+		txn.Produce(context.Background(), &kgo.Record{Value: []byte(fmt.Sprintf("ABORTED-%d", i))}, nil)
+	}
+	if err := txn.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := txn.EndTransaction(context.Background(), kgo.TryAbort); err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(src, dst, "orders")
+	cfg.Shards = 1
+	cfg.CommitInterval = 10 * time.Second
+	cfg.TransactionTimeout = 60 * time.Second
+	start(t, cfg)
+	waitFor(t, 5*time.Second, committedTo(t, dst, "orders", 2))
+}

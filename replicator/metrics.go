@@ -9,19 +9,19 @@ import (
 // metrics is the Prometheus metric set of one Replicator. All names start with
 // "reo_". Per-topic labels use the source topic name.
 type metrics struct {
-	records       *prometheus.CounterVec // topic
-	bytes         *prometheus.CounterVec // topic
-	committed     prometheus.Counter     //
-	aborted       prometheus.Counter     //
-	commitLatency prometheus.Histogram   //
-	commitPhase   *prometheus.HistogramVec
-	e2eLatency    prometheus.Histogram   //
-	lag           *prometheus.GaugeVec   // topic, partition
-	shardsOwned   prometheus.Gauge       //
-	skipped       *prometheus.CounterVec // topic, reason
-	restarts      *prometheus.CounterVec // reason
-	ready         prometheus.GaugeFunc   //
-	all           []prometheus.Collector //
+	records       *prometheus.CounterVec   // topic
+	bytes         *prometheus.CounterVec   // topic
+	committed     prometheus.Counter       //
+	aborted       prometheus.Counter       //
+	commitLatency prometheus.Histogram     //
+	commitPhase   *prometheus.HistogramVec // phase
+	e2eLatency    prometheus.Histogram     //
+	lag           *prometheus.GaugeVec     // topic, partition
+	shardsOwned   prometheus.Gauge         //
+	skipped       *prometheus.CounterVec   // topic, reason
+	restarts      *prometheus.CounterVec   // reason
+	ready         prometheus.GaugeFunc     //
+	all           []prometheus.Collector   //
 }
 
 func newMetrics(reg prometheus.Registerer, ready func() bool) (*metrics, error) {

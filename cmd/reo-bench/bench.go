@@ -162,6 +162,45 @@ func joinErr(a, b string) string {
 	return a + "; " + b
 }
 
+// launched is a system started for one phase, with a sampler of its
+// processes' CPU and memory.
+type launched struct {
+	b       *bench
+	r       *running
+	s       *sampler
+	run     string
+	stopped bool
+}
+
+// launch starts sys on topic for phase ("sat", "lat") and samples it.
+func (b *bench) launch(sys string, wl Workload, topic, phase string) (*launched, error) {
+	run := b.runName(sys, phase)
+	r, err := b.start(sys, wl, topic, run)
+	if err != nil {
+		return nil, err
+	}
+	s := newSampler(100 * time.Millisecond)
+	s.Add(r.pids()...)
+	s.Start()
+	return &launched{b: b, r: r, s: s, run: run}, nil
+}
+
+// stop stops the system after a phase that went to its end.
+func (l *launched) stop() {
+	l.r.stop(l.b.cfg.stopGrace)
+	l.stopped = true
+}
+
+// release ends the sampling and, when the phase did not reach stop (an
+// error), saves the system's logs and stops it.
+func (l *launched) release() {
+	l.s.Stop()
+	if !l.stopped {
+		l.b.saveLogs(l.r, l.run)
+		l.r.stop(l.b.cfg.stopGrace)
+	}
+}
+
 // saturate measures sys replicating the preloaded topic, then verifies it.
 func (b *bench) saturate(ctx context.Context, sys string, wl Workload, res *Result) error {
 	topic := topicName(sys, wl, "sat")
@@ -183,22 +222,12 @@ func (b *bench) saturate(ctx context.Context, sys string, wl Workload, res *Resu
 	defer brokers.Stop()
 
 	started := time.Now()
-	run := b.runName(sys, "sat")
-	r, err := b.start(sys, wl, topic, run)
+	l, err := b.launch(sys, wl, topic, "sat")
 	if err != nil {
 		return err
 	}
-	stopped := false
-	defer func() {
-		if !stopped {
-			b.saveLogs(r, run)
-			r.stop(b.cfg.stopGrace)
-		}
-	}()
-	s := newSampler(100 * time.Millisecond)
-	s.Add(r.pids()...)
-	s.Start()
-	defer s.Stop()
+	defer l.release()
+	r, s, run := l.r, l.s, l.run
 
 	pctx, cancel := context.WithTimeout(ctx, b.cfg.phaseTimeout)
 	defer cancel()
@@ -238,8 +267,7 @@ wait:
 	if runErr != nil {
 		b.saveLogs(r, run)
 	}
-	r.stop(b.cfg.stopGrace)
-	stopped = true
+	l.stop()
 	res.PeakRSSMB = max(res.PeakRSSMB, s.PeakRSS())
 	if !first.IsZero() {
 		res.StartupSec = first.Sub(started).Seconds()
@@ -349,22 +377,12 @@ func (b *bench) latency(ctx context.Context, sys string, wl Workload, gen *recor
 	}
 	defer p.cl.Close()
 
-	run := b.runName(sys, "lat")
-	r, err := b.start(sys, wl, topic, run)
+	l, err := b.launch(sys, wl, topic, "lat")
 	if err != nil {
 		return err
 	}
-	stopped := false
-	defer func() {
-		if !stopped {
-			b.saveLogs(r, run)
-			r.stop(b.cfg.stopGrace)
-		}
-	}()
-	s := newSampler(100 * time.Millisecond)
-	s.Add(r.pids()...)
-	s.Start()
-	defer s.Stop()
+	defer l.release()
+	r, s := l.r, l.s
 
 	// Wait until the system is up: a probe record every 250 ms until one
 	// is visible in the destination.
@@ -415,8 +433,7 @@ func (b *bench) latency(ctx context.Context, sys string, wl Workload, gen *recor
 	if len(r.reoMetrics) > 0 {
 		res.ReoLatency, _ = scrapeReo(ctx, r.reoMetrics)
 	}
-	r.stop(b.cfg.stopGrace)
-	stopped = true
+	l.stop()
 	res.PeakRSSMB = max(res.PeakRSSMB, s.PeakRSS())
 
 	var lat []float64

@@ -174,7 +174,7 @@ var settingsTable = []setting{
 		set: stringSetting(func(c *settings) *string { return &c.cfg.InstanceID })},
 	{flag: "commit-interval", env: "REO_COMMIT_INTERVAL", usage: "longest a destination transaction stays open", def: replicator.DefaultCommitInterval.String(),
 		set: durationSetting(func(c *settings) *time.Duration { return &c.cfg.CommitInterval })},
-	{flag: "commit-linger", env: "REO_COMMIT_LINGER", usage: "how long a transaction stays open once the source is read to its end (0: commit at once; --commit-interval or more: never early)", def: "0s",
+	{flag: "commit-linger", env: "REO_COMMIT_LINGER", usage: "once the source is read to its end, commit as soon as the transaction is this old (0: at once; --commit-interval or more: never early)", def: "0s",
 		set: lingerSetting(func(c *settings) *time.Duration { return &c.cfg.CommitLinger })},
 	{flag: "transaction-timeout", env: "REO_TRANSACTION_TIMEOUT", usage: "destination transaction timeout", def: replicator.DefaultTransactionTimeout.String(),
 		set: durationSetting(func(c *settings) *time.Duration { return &c.cfg.TransactionTimeout })},
