@@ -238,6 +238,13 @@ func TestPlan(t *testing.T) {
 	if _, err := parseConfig([]string{"--systems", "reo,kafka-streams"}, io.Discard); err == nil {
 		t.Error("an unknown system was accepted")
 	}
+	c, err = parseConfig([]string{"--broker-prop", "a.b=1", "--broker-prop", "c=x=y"}, io.Discard)
+	if err != nil || c.brokerProps["a.b"] != "1" || c.brokerProps["c"] != "x=y" {
+		t.Errorf("--broker-prop: %v %v", err, c.brokerProps)
+	}
+	if _, err := parseConfig([]string{"--broker-prop", "novalue"}, io.Discard); err == nil || !strings.Contains(err.Error(), "broker-prop") {
+		t.Errorf("--broker-prop novalue: %v, want an error naming the flag", err)
+	}
 	if _, err := parseConfig([]string{"--broker-jvm", "fast"}, io.Discard); err == nil || !strings.Contains(err.Error(), "--broker-jvm") {
 		t.Errorf("--broker-jvm fast: %v, want an error naming the flag", err)
 	}

@@ -64,6 +64,7 @@ type config struct {
 	stopGrace    time.Duration
 	proxied      bool
 	testJVM      bool
+	brokerProps  map[string]string
 }
 
 func parseList(s string) []string {
@@ -169,6 +170,17 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.mm2Tasks, "mm2-tasks", 0, "MirrorMaker 2 tasks.max (0: one per partition, at most 4 per instance)")
 	reoArgs := fs.String("reo-args", "", "extra reo replicate flags for every reo run, space-separated")
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of the record contents")
+	fs.Func("broker-prop", "extra broker property key=value for both clusters (repeatable); the report lists them", func(v string) error {
+		k, val, ok := strings.Cut(v, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return fmt.Errorf("%q is not key=value", v)
+		}
+		if c.brokerProps == nil {
+			c.brokerProps = map[string]string{}
+		}
+		c.brokerProps[strings.TrimSpace(k)] = val
+		return nil
+	})
 	fs.BoolVar(&c.keepTopics, "keep-topics", false, "keep each run's topics (default: delete after the oracle)")
 	fs.Float64Var(&c.rate, "latency-rate", 0, "offered records/s of the latency runs (0: half the slowest system's saturation throughput on the workload)")
 	fs.DurationVar(&c.latency, "latency-duration", 20*time.Second, "measured part of each latency run")
@@ -327,6 +339,9 @@ func execute(ctx context.Context, cfg *config, command string, stderr io.Writer)
 		Provider: string(cfg.kafka), Started: started,
 		Unproxied: !cfg.proxied, ServerJVM: !cfg.testJVM && cfg.kafka == cluster.Local,
 	}
+	if len(cfg.brokerProps) > 0 {
+		rep.Notes = append(rep.Notes, "brokers run with extra properties: "+strings.TrimSpace(strings.ReplaceAll(cluster.FormatProperties(cfg.brokerProps), "\n", " ")))
+	}
 	if cfg.kafka == cluster.InProcess {
 		rep.Notes = append(rep.Notes, "in-process clusters (kfake): these figures are NOT valid benchmark results; kfake completes transactions synchronously and shares reo-bench's CPU. Use --kafka local.")
 	}
@@ -393,7 +408,7 @@ func execute(ctx context.Context, cfg *config, command string, stderr io.Writer)
 			sctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 			defer cancel()
 			c, err := cluster.Start(sctx, cfg.kafka, cluster.Spec{Name: "bench-" + name, Brokers: 1,
-				Unproxied: !cfg.proxied, ServerJVM: !cfg.testJVM && cfg.kafka == cluster.Local})
+				Unproxied: !cfg.proxied, ServerJVM: !cfg.testJVM && cfg.kafka == cluster.Local, Props: cfg.brokerProps})
 			ch <- startResult{c, err}
 		}()
 	}
