@@ -60,7 +60,7 @@ chaos: kafka
 bench-quick: kafka kafka-mm2
 	$(GO) run ./cmd/reo-bench --quick --out reports/bench-quick
 
-## bench: full plan (sizes, partitions, instances, reo commit interval / in-flight)
+## bench: full plan (sizes, partitions, instances, reo commit interval / linger / in-flight)
 bench: kafka kafka-mm2
 	$(GO) run ./cmd/reo-bench --out reports/bench-full
 

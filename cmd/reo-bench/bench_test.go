@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -289,5 +291,34 @@ func TestSmokeInProcess(t *testing.T) {
 	}
 	if err := rep.Write(out); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestMM2Config proves the MirrorMaker 2 settings per mode: exactly-once
+// only for mm2-eos, and the internal REST API whenever a port is given
+// (mm2-eos, and any MM2 cluster of more than one process, whose tasks
+// otherwise may never start: KIP-710).
+func TestMM2Config(t *testing.T) {
+	for _, tc := range []struct {
+		port      int
+		eos       bool
+		rest, eo  bool
+		isolation bool
+	}{
+		{0, false, false, false, false},
+		{9000, false, true, false, false},
+		{9000, true, true, true, true},
+	} {
+		cfg := mm2Config("src", "a:1", "b:2", "t", 4, tc.port, tc.eos)
+		has := func(line string) bool { return slices.Contains(strings.Split(cfg, "\n"), line) }
+		if got := has("dedicated.mode.enable.internal.rest=true") && has(fmt.Sprintf("listeners=http://127.0.0.1:%d", tc.port)); got != tc.rest {
+			t.Errorf("port %d eos %v: internal REST %v, want %v\n%s", tc.port, tc.eos, got, tc.rest, cfg)
+		}
+		if got := has("target.exactly.once.source.support=enabled"); got != tc.eo {
+			t.Errorf("port %d eos %v: exactly-once %v, want %v", tc.port, tc.eos, got, tc.eo)
+		}
+		if got := has("src.consumer.isolation.level=read_committed"); got != tc.isolation {
+			t.Errorf("port %d eos %v: read_committed %v, want %v", tc.port, tc.eos, got, tc.isolation)
+		}
 	}
 }

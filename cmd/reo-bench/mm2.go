@@ -107,11 +107,14 @@ func findJava() (string, error) {
 // the records (no checkpoints, heartbeats, offset syncs or group offset
 // sync, which reo and the pipe do not do either). alias names the source
 // cluster and with it the Connect group and internal topics, so runs never
-// share state. restPort > 0 enables exactly-once: the target's Connect
-// cluster supports exactly-once source tasks (they need the internal REST
-// API to fence zombies), and the replication consumer reads committed
-// data only.
-func mm2Config(alias, srcBootstrap, dstBootstrap, topic string, tasks int, restPort int) string {
+// share state. restPort > 0 enables the internal REST API, which a
+// dedicated MM2 cluster of more than one process needs (KIP-710: followers
+// forward task configurations to the leader through it; without it the
+// tasks of a multi-process cluster may never start) and exactly-once
+// needs to fence zombie tasks. eos enables exactly-once: the target's
+// Connect cluster supports exactly-once source tasks and the replication
+// consumer reads committed data only.
+func mm2Config(alias, srcBootstrap, dstBootstrap, topic string, tasks int, restPort int, eos bool) string {
 	props := map[string]string{
 		"clusters":                                    alias + ", target",
 		alias + ".bootstrap.servers":                  srcBootstrap,
@@ -137,9 +140,11 @@ func mm2Config(alias, srcBootstrap, dstBootstrap, topic string, tasks int, restP
 		alias + "->target.sync.topic.configs.enabled": "false",
 	}
 	if restPort > 0 {
-		props["target.exactly.once.source.support"] = "enabled"
 		props["dedicated.mode.enable.internal.rest"] = "true"
 		props["listeners"] = fmt.Sprintf("http://127.0.0.1:%d", restPort)
+	}
+	if eos {
+		props["target.exactly.once.source.support"] = "enabled"
 		props[alias+".consumer.isolation.level"] = "read_committed"
 	}
 	return cluster.FormatProperties(props)
@@ -164,13 +169,13 @@ func (e *mm2Env) start(dir, alias string, src, dst cluster.Cluster, topic string
 			return insts, err
 		}
 		port := 0
-		if eos {
+		if eos || n > 1 {
 			var err error
 			if port, err = freePort(); err != nil {
 				return insts, err
 			}
 		}
-		cfg := mm2Config(alias, strings.Join(src.Bootstrap(), ","), strings.Join(dst.Bootstrap(), ","), topic, tasks, port)
+		cfg := mm2Config(alias, strings.Join(src.Bootstrap(), ","), strings.Join(dst.Bootstrap(), ","), topic, tasks, port, eos)
 		cfgPath := filepath.Join(idir, "mm2.properties")
 		logCfg := filepath.Join(idir, "log4j2.properties")
 		if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
