@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -407,8 +409,10 @@ func (b *bench) latency(ctx context.Context, sys string, wl Workload, gen *recor
 	p.run(ctx, rate, b.cfg.warmup)
 	mStart := time.Now()
 	res.OfferedRate = rate
+	prof := b.profile(ctx, r, wl)
 	res.AchievedRate = p.run(ctx, rate, b.cfg.latency)
 	mEnd := time.Now()
+	<-prof
 	if err := p.close(ctx); err != nil {
 		return err
 	}
@@ -452,4 +456,61 @@ func (b *bench) latency(ctx context.Context, sys string, wl Workload, gen *recor
 	res.P50Ms, res.P99Ms, res.P999Ms = quantile(lat, 50), quantile(lat, 99), quantile(lat, 99.9)
 	res.Latency = percentiles(lat)
 	return b.check(ctx, topic, res, false)
+}
+
+// profile, with --reo-pprof, saves a CPU profile of reo's first instance
+// over the measured latency window, and its goroutines at the end of it,
+// into DIR/profiles/<workload>-reo-{cpu,goroutine}.pprof. The returned
+// channel is closed when it is done (at once without --reo-pprof).
+func (b *bench) profile(ctx context.Context, r *running, wl Workload) <-chan struct{} {
+	done := make(chan struct{})
+	if !b.cfg.reoPprof || len(r.reoMetrics) == 0 {
+		close(done)
+		return done
+	}
+	dir := filepath.Join(b.cfg.out, "profiles")
+	secs := max(1, int(b.cfg.latency.Seconds()))
+	base := "http://" + r.reoMetrics[0] + "/debug/pprof/"
+	go func() {
+		defer close(done)
+		for _, f := range []struct{ name, url string }{
+			{"cpu", fmt.Sprintf("%sprofile?seconds=%d", base, secs)},
+			{"goroutine", base + "goroutine"},
+		} {
+			if err := fetchTo(ctx, f.url, filepath.Join(dir, fmt.Sprintf("%s-reo-%s.pprof", wl.Name, f.name)), time.Duration(secs+30)*time.Second); err != nil {
+				b.prog.Logf("reo %s profile of %s: %v", f.name, wl.Name, err)
+			}
+		}
+	}()
+	return done
+}
+
+// fetchTo saves the body of a GET of url to path.
+func fetchTo(ctx context.Context, url, path string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

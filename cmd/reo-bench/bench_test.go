@@ -261,7 +261,7 @@ func TestSmokeInProcess(t *testing.T) {
 		t.Skip("builds reo and runs two systems end to end")
 	}
 	out := t.TempDir()
-	c, err := parseConfig([]string{"--kafka", "inprocess", "--systems", "pipe,reo", "--sizes", "256", "--partitions", "3",
+	c, err := parseConfig([]string{"--kafka", "inprocess", "--systems", "pipe,reo", "--sizes", "256", "--partitions", "3", "--reo-pprof",
 		"--instances", "1", "--reo-commit-intervals", "", "--reo-commit-lingers", "", "--reo-max-inflight", "", "--bytes", "768000",
 		"--latency-duration", "2s", "--warmup", "500ms", "--latency-rate", "500", "--phase-timeout", "2m", "--out", out}, io.Discard)
 	if err != nil {
@@ -291,6 +291,11 @@ func TestSmokeInProcess(t *testing.T) {
 	}
 	if err := rep.Write(out); err != nil {
 		t.Fatal(err)
+	}
+	for _, kind := range []string{"cpu", "goroutine"} {
+		if st, err := os.Stat(filepath.Join(out, "profiles", "256B-p3-i1-reo-"+kind+".pprof")); err != nil || st.Size() == 0 {
+			t.Errorf("--reo-pprof: no %s profile of reo's latency run: %v", kind, err)
+		}
 	}
 }
 

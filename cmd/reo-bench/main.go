@@ -65,6 +65,7 @@ type config struct {
 	proxied      bool
 	testJVM      bool
 	brokerProps  map[string]string
+	reoPprof     bool
 }
 
 func parseList(s string) []string {
@@ -181,6 +182,7 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 		c.brokerProps[strings.TrimSpace(k)] = val
 		return nil
 	})
+	fs.BoolVar(&c.reoPprof, "reo-pprof", false, "run reo with --pprof and save a CPU and a goroutine profile of its latency runs under DIR/profiles")
 	fs.BoolVar(&c.keepTopics, "keep-topics", false, "keep each run's topics (default: delete after the oracle)")
 	fs.Float64Var(&c.rate, "latency-rate", 0, "offered records/s of the latency runs (0: half the slowest system's saturation throughput on the workload)")
 	fs.DurationVar(&c.latency, "latency-duration", 20*time.Second, "measured part of each latency run")
@@ -276,6 +278,9 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 		return nil, fmt.Errorf("--broker-jvm: %q is not server or test", *brokerJVM)
 	}
 	c.reoArgs = strings.Fields(*reoArgs)
+	if c.reoPprof {
+		c.reoArgs = append(c.reoArgs, "--pprof")
+	}
 	return c, nil
 }
 

@@ -54,6 +54,7 @@ type settings struct {
 	sourceTopic      string
 	destTopic        string
 	metricsAddr      string
+	pprof            bool
 	logLevel         slog.Level
 	logFormat        string
 	maxInflightBytes int64
@@ -203,6 +204,8 @@ var settingsTable = []setting{
 		set: boolSetting(func(c *settings) *bool { return &c.cfg.AllowNonEmptyDestination })},
 	{flag: "metrics-addr", env: "REO_METRICS_ADDR", usage: "listen address for /metrics, /healthz, /readyz (empty: off)",
 		set: stringSetting(func(c *settings) *string { return &c.metricsAddr })},
+	{flag: "pprof", env: "REO_PPROF", usage: "also serve Go's profiles under /debug/pprof/ on --metrics-addr (keep that address private)", def: "false", isBool: true,
+		set: boolSetting(func(c *settings) *bool { return &c.pprof })},
 	{flag: "log-level", env: "REO_LOG_LEVEL", usage: "debug, info, warn or error", def: "info",
 		set: func(c *settings, v string) error { return c.logLevel.UnmarshalText([]byte(v)) }},
 	{flag: "log-format", env: "REO_LOG_FORMAT", usage: "text or json", def: "text",

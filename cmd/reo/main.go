@@ -26,6 +26,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"runtime"
@@ -144,7 +145,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 			fmt.Fprintf(stderr, "reo: --metrics-addr %s: %v\n", s.metricsAddr, err)
 			return 2
 		}
-		srv := &http.Server{Handler: opsHandler(reg, r.Ready), ReadHeaderTimeout: 5 * time.Second}
+		srv := &http.Server{Handler: opsHandler(reg, r.Ready, s.pprof), ReadHeaderTimeout: 5 * time.Second}
 		go func() { _ = srv.Serve(ln) }()
 		defer func() {
 			sctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -164,9 +165,17 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 }
 
 // opsHandler serves /metrics, /healthz (the process is up) and /readyz
-// (connected to both clusters and in the ownership group).
-func opsHandler(reg *prometheus.Registry, ready func() bool) http.Handler {
+// (connected to both clusters and in the ownership group), and with
+// withPprof Go's profiles under /debug/pprof/.
+func opsHandler(reg *prometheus.Registry, ready func() bool, withPprof bool) http.Handler {
 	mux := http.NewServeMux()
+	if withPprof {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintln(w, "ok")

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -161,7 +163,7 @@ func TestEnvContractReplicates(t *testing.T) {
 	var stderr syncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, []string{"replicate", "--metrics-addr", addr, "--shards", "4"}, env, io.Discard, &stderr)
+		done <- run(ctx, []string{"replicate", "--metrics-addr", addr, "--shards", "4", "--pprof"}, env, io.Discard, &stderr)
 	}()
 
 	cons, err := kgo.NewClient(kgo.SeedBrokers(dst.ListenAddrs()...), kgo.ConsumeTopics("out"),
@@ -185,6 +187,9 @@ func TestEnvContractReplicates(t *testing.T) {
 	}
 	if code, body := get("http://" + addr + "/metrics"); code != 200 || !strings.Contains(body, "reo_records_replicated_total") {
 		t.Errorf("/metrics = %d, body without reo_records_replicated_total", code)
+	}
+	if code, body := get("http://" + addr + "/debug/pprof/goroutine?debug=1"); code != 200 || !strings.Contains(body, "replicator") {
+		t.Errorf("/debug/pprof/goroutine with --pprof = %d, want 200 and reo's goroutines", code)
 	}
 
 	stopped := time.Now()
@@ -271,5 +276,17 @@ func TestBinarySIGTERM(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatalf("the binary did not exit within 10s of SIGTERM; stderr:\n%s", stderr.String())
+	}
+}
+
+// TestPprofOnlyWhenAsked proves profiles are not served unless --pprof.
+func TestPprofOnlyWhenAsked(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	for _, on := range []bool{false, true} {
+		rec := httptest.NewRecorder()
+		opsHandler(reg, func() bool { return true }, on).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/debug/pprof/", nil))
+		if want := map[bool]int{false: http.StatusNotFound, true: http.StatusOK}[on]; rec.Code != want {
+			t.Errorf("pprof %v: /debug/pprof/ = %d, want %d", on, rec.Code, want)
+		}
 	}
 }
