@@ -261,6 +261,16 @@ func (r *run) side(name string) cluster.Cluster {
 	return r.env.Dest
 }
 
+// hold injects f, keeps it for d and heals it, recording both in the
+// timeline; chaos.Apply checks the clusters' health around it.
+func (r *run) hold(ctx context.Context, f chaos.Fault, d time.Duration) error {
+	r.faults++
+	r.event("inject", f.Name(), "")
+	err := chaos.Apply(ctx, f, func(ctx context.Context) error { return sleepCtx(ctx, d) }, r.env.Source, r.env.Dest)
+	r.event("heal", f.Name(), "")
+	return err
+}
+
 func sleepCtx(ctx context.Context, d time.Duration) error {
 	select {
 	case <-ctx.Done():
@@ -331,11 +341,7 @@ func (r *run) step(ctx context.Context, st Step) error {
 			}
 			f = &chaos.RequestError{Cluster: r.side(st.Side), Key: rf.key, Err: rf.err}
 		}
-		r.faults++
-		r.event("inject", f.Name(), "")
-		err := chaos.Apply(ctx, f, func(ctx context.Context) error { return sleepCtx(ctx, st.Dur) }, r.env.Source, r.env.Dest)
-		r.event("heal", f.Name(), "")
-		return err
+		return r.hold(ctx, f, st.Dur)
 	case BrokerKill:
 		c := r.side(st.Side)
 		if _, ok := c.(cluster.BrokerControl); !ok || len(c.Brokers()) < 3 {
@@ -344,11 +350,7 @@ func (r *run) step(ctx context.Context, st Step) error {
 		}
 		bs := c.Brokers()
 		f := &chaos.BrokerDown{Cluster: c, ID: bs[int(st.Broker)%len(bs)].ID, Kill: true}
-		r.faults++
-		r.event("inject", f.Name(), "")
-		err := chaos.Apply(ctx, f, func(ctx context.Context) error { return sleepCtx(ctx, st.Dur) }, r.env.Source, r.env.Dest)
-		r.event("heal", f.Name(), "")
-		return err
+		return r.hold(ctx, f, st.Dur)
 	case MoveCoord:
 		c := r.side(st.Side)
 		if _, ok := c.(cluster.BrokerControl); !ok || len(c.Brokers()) < 3 {
