@@ -27,16 +27,20 @@ type CheckpointKey struct {
 // Checkpoint is the value of a checkpoint record, written in the same
 // destination transaction as the records it covers:
 //
-//	{"v":1,"next":1234,"srcFirst":1200,"srcLast":1233,"dstTopic":"t","dstFirst":1100,"dstLast":1133}
+//	{"v":1,"next":1234,"srcFirst":1200,"srcLast":1233,"dstTopic":"t","dstFirst":-1,"dstLast":-1}
 //
 // Next is the next source offset to copy. SrcFirst..SrcLast are the source
 // offsets of the first and last records copied by the transaction that wrote
-// the checkpoint, and DstFirst..DstLast their destination offsets (-1 when
-// the transaction copied nothing for this partition, which happens when
-// records were skipped with AllowDataLoss; SrcFirst..SrcLast are then -1
-// too). Offsets between them map
-// monotonically but not one to one: the source may hold aborted records and
+// the checkpoint (-1 when it copied nothing for this partition, which
+// happens when records were skipped with AllowDataLoss). Offsets between
+// them need not all be records: the source may hold aborted records and
 // transaction markers in between.
+//
+// DstFirst..DstLast were the destination offsets of those records in
+// checkpoints written by earlier versions of reo. reo now writes -1..-1: the
+// checkpoint is produced in the same requests as the records, before their
+// destination offsets are known, which saves a produce round trip on every
+// commit. Reading accepts both.
 type Checkpoint struct {
 	Version  int    `json:"v"`
 	Next     int64  `json:"next"`

@@ -43,7 +43,7 @@ func newMetrics(reg prometheus.Registerer, ready func() bool) (*metrics, error) 
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 16),
 		}),
 		commitPhase: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "reo_commit_phase_seconds", Help: "Time of each step of a commit: records (flush the transaction's records), checkpoints (write and flush the checkpoints), end (EndTxn).",
+			Name: "reo_commit_phase_seconds", Help: "Time of each step of a commit: flush (the transaction's records and checkpoints, produced together), end (EndTxn).",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 16),
 		}, []string{"phase"}),
 		e2eLatency: prometheus.NewHistogram(prometheus.HistogramOpts{

@@ -294,3 +294,47 @@ func TestSourceTruncatedStops(t *testing.T) {
 		t.Errorf("error names %s/%d offset %d end %d, want jobs/0 offset 10 end 4", tr.Topic, tr.Partition, tr.Offset, tr.LogEndOffset)
 	}
 }
+
+// TestFailedCheckpointNeverCommits proves that a transaction whose
+// checkpoint could not be written is never committed, even though its
+// records were written: the checkpoints are produced with the records, and
+// committing whatever succeeded would make records visible without their
+// checkpoint, to be copied again by the next session. The checkpoint topic
+// refuses every batch (max.message.bytes far below a checkpoint) until the
+// test lifts the limit; then everything arrives exactly once.
+func TestFailedCheckpointNeverCommits(t *testing.T) {
+	src := newCluster(t, "src", 3, "logs")
+	dst := newCluster(t, "dst", 1)
+	cfg := testConfig(src, dst, "logs")
+	// Reo did not create "logs" here, so it writes no ownership marker
+	// into the checkpoint topic: the only writes the limit refuses are
+	// the checkpoints of copied records.
+	createTopic(t, dst, "logs", 3, nil)
+	cpTopic := "__reo-" + cfg.Name + "-checkpoints"
+	createTopic(t, dst, cpTopic, int32(cfg.Shards), map[string]*string{"max.message.bytes": kadm.StringPtr("16")})
+	produceNumbered(t, src, "logs", "a", 60, 3)
+	run := start(t, cfg)
+
+	// Wait for three failed commits, or for a commit that should not be.
+	waitFor(t, 20*time.Second, func() string {
+		failed := run.metricValue(t, "reo_transactions_aborted_total", nil)
+		if failed < 3 && run.metricValue(t, "reo_transactions_committed_total", nil) == 0 {
+			return fmt.Sprintf("%v transactions failed, want at least 3", failed)
+		}
+		return ""
+	})
+	if n := count(dump(t, dst, "logs")); n != 0 {
+		t.Fatalf("%d records committed to the destination although no checkpoint could be written", n)
+	}
+	if n := run.metricValue(t, "reo_transactions_committed_total", nil); n != 0 {
+		t.Fatalf("%v transactions committed although no checkpoint could be written", n)
+	}
+
+	if _, err := admin(t, dst).AlterTopicConfigs(context.Background(), []kadm.AlterConfig{{Op: kadm.DeleteConfig, Name: "max.message.bytes"}}, cpTopic); err != nil {
+		t.Fatalf("lift the checkpoint topic's limit: %v", err)
+	}
+	waitFor(t, 30*time.Second, countIs(t, dst, "logs", 60))
+	if d := sameContent(t, src, "logs", dst, "logs"); d != "" {
+		t.Fatalf("after the checkpoint topic accepted writes again: %s", d)
+	}
+}

@@ -26,11 +26,26 @@ type ReoStats struct {
 	// age of the oldest record committed.
 	CommitP99Ms      float64 `json:"commit_ms_p99"`
 	ReplicationP99Ms float64 `json:"replication_ms_p99"`
-	// Records, checkpoints and end are the average times of a commit's
-	// steps: flush the records, write the checkpoints, EndTxn.
+	// Flush and end are the average times of a commit's steps: flush the
+	// records and checkpoints (produced together), then EndTxn. Records
+	// and checkpoints are the two flush steps of reo versions that wrote
+	// the checkpoints after the records; older reports hold them.
+	FlushMsAvg       float64 `json:"commit_flush_ms_avg,omitempty"`
 	RecordsMsAvg     float64 `json:"commit_records_ms_avg,omitempty"`
 	CheckpointsMsAvg float64 `json:"commit_checkpoints_ms_avg,omitempty"`
 	EndMsAvg         float64 `json:"commit_end_ms_avg,omitempty"`
+}
+
+// steps describes a commit's average steps, or "" when reo did not
+// report them.
+func (s *ReoStats) steps() string {
+	switch {
+	case s.FlushMsAvg > 0:
+		return fmt.Sprintf("flush %.1f, EndTxn %.1f", s.FlushMsAvg, s.EndMsAvg)
+	case s.RecordsMsAvg > 0:
+		return fmt.Sprintf("records %.1f, checkpoints %.1f, EndTxn %.1f", s.RecordsMsAvg, s.CheckpointsMsAvg, s.EndMsAvg)
+	}
+	return ""
 }
 
 // scrapeReo reads and sums reo's metrics from every address.
@@ -67,7 +82,8 @@ func scrapeReo(ctx context.Context, addrs []string) (*ReoStats, error) {
 		}
 		return 0
 	}
-	st.RecordsMsAvg, st.CheckpointsMsAvg, st.EndMsAvg = phase("records"), phase("checkpoints"), phase("end")
+	st.FlushMsAvg, st.EndMsAvg = phase("flush"), phase("end")
+	st.RecordsMsAvg, st.CheckpointsMsAvg = phase("records"), phase("checkpoints")
 	if st.Transactions > 0 {
 		st.RecordsPerTxn = sum["reo_records_replicated_total"] / st.Transactions
 	}
@@ -157,6 +173,10 @@ func (s *ReoStats) String() string {
 	if s == nil {
 		return ""
 	}
-	return fmt.Sprintf(" [reo: %.0f transactions, %.0f records each, commit %.1f ms avg (records %.1f, checkpoints %.1f, end %.1f; p99 ≤ %.0f ms), replication p99 ≤ %.0f ms, %.0f aborted]",
-		s.Transactions, s.RecordsPerTxn, s.CommitMsAvg, s.RecordsMsAvg, s.CheckpointsMsAvg, s.EndMsAvg, s.CommitP99Ms, s.ReplicationP99Ms, s.Aborted)
+	steps := s.steps()
+	if steps != "" {
+		steps += "; "
+	}
+	return fmt.Sprintf(" [reo: %.0f transactions, %.0f records each, commit %.1f ms avg (%sp99 ≤ %.0f ms), replication p99 ≤ %.0f ms, %.0f aborted]",
+		s.Transactions, s.RecordsPerTxn, s.CommitMsAvg, steps, s.CommitP99Ms, s.ReplicationP99Ms, s.Aborted)
 }

@@ -379,11 +379,11 @@ func (r *Report) Markdown(w io.Writer, charts []string) error {
 				st   *ReoStats
 			}{{"saturation", x.ReoSaturation}, {"latency", x.ReoLatency}} {
 				if ph.st != nil {
-					steps := ""
-					if ph.st.EndMsAvg > 0 {
-						steps = fmt.Sprintf(" (records %.1f, checkpoints %.1f, EndTxn %.1f)", ph.st.RecordsMsAvg, ph.st.CheckpointsMsAvg, ph.st.EndMsAvg)
+					steps := ph.st.steps()
+					if steps != "" {
+						steps = " (" + steps + ")"
 					}
-					fmt.Fprintf(&b, "- reo's own metrics, %s phase: %.0f transactions of %.0f records on average; commit (flush + checkpoint + EndTxn) %.1f ms on average%s, p99 ≤ %.0f ms; %.0f aborted\n",
+					fmt.Fprintf(&b, "- reo's own metrics, %s phase: %.0f transactions of %.0f records on average; commit (flush records and checkpoints, EndTxn) %.1f ms on average%s, p99 ≤ %.0f ms; %.0f aborted\n",
 						ph.name, ph.st.Transactions, ph.st.RecordsPerTxn, ph.st.CommitMsAvg, steps, ph.st.CommitP99Ms, ph.st.Aborted)
 				}
 			}
