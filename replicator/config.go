@@ -2,6 +2,7 @@ package replicator
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"strings"
 	"time"
@@ -24,7 +25,7 @@ const (
 // Defaults used by Config.withDefaults for zero fields.
 const (
 	DefaultName                 = "reo"
-	DefaultShards               = 16
+	DefaultShards               = 4
 	DefaultCommitInterval       = 100 * time.Millisecond
 	DefaultBatchMaxBytes        = 4 << 20
 	DefaultBatchMaxRecords      = 20_000
@@ -37,6 +38,9 @@ const (
 	// MaxShards bounds Config.Shards: each shard is a transactional id and a
 	// partition of the control and checkpoint topics.
 	MaxShards = 1024
+	// MinInflightPerShard is the smallest share of MaxInflightBytes a
+	// shard may get.
+	MinInflightPerShard = 256 << 10
 )
 
 // Config is what a Replicator needs. Zero fields take the documented
@@ -45,7 +49,8 @@ const (
 // Name and Shards identify a replication: they name the consumer group, the
 // control and checkpoint topics and the transactional ids on the destination.
 // Changing either for an existing replication starts a new one (Name) or is
-// refused (Shards: the checkpoint topic's partition count must equal it).
+// refused (Shards: the checkpoint topic's partition count must equal it;
+// leave Shards 0 to take the existing count).
 type Config struct {
 	// Name is the replication name (default "reo"). It must match
 	// [A-Za-z0-9._-]+ because it is embedded in topic names.
@@ -79,9 +84,13 @@ type Config struct {
 	Naming      Naming
 	SourceAlias string
 
-	// Shards is the fixed number of shards (default 16, at most 1024). It
-	// bounds how many instances can share the work. It must never change
-	// for a replication name.
+	// Shards is the fixed number of shards (at most 1024). It bounds how
+	// many instances can share the work; each shard that has partitions
+	// commits its own transactions, so more shards also mean more
+	// concurrent transactions on the destination. It must never change for
+	// a replication name. 0 (the default) takes the partition count of the
+	// replication's existing checkpoint topic (or control topic), and
+	// DefaultShards for a new replication.
 	Shards int
 
 	// CommitInterval is the longest a transaction stays open while records
@@ -112,6 +121,17 @@ type Config struct {
 	// owned shards × ((source brokers + 1) × FetchMaxBytes + BatchMaxBytes).
 	FetchMaxBytes          int32
 	FetchPartitionMaxBytes int32
+
+	// MaxInflightBytes, when set, bounds the record bytes one instance
+	// holds (fetched, and in open transactions) and sets BatchMaxBytes,
+	// FetchMaxBytes and FetchPartitionMaxBytes, which must then be left 0.
+	// An instance may own every shard, so each shard gets
+	// MaxInflightBytes/Shards, at least MinInflightPerShard: half for its
+	// open transaction (BatchMaxBytes), a quarter for the fetch it is
+	// reading and a quarter for the next one (FetchMaxBytes; each shard's
+	// source client then keeps one fetch in flight). With Shards 0 the
+	// split is made, and checked, once the shard count is known.
+	MaxInflightBytes int64
 
 	// TransactionTimeout is the destination transaction timeout (default
 	// 60s). It must not exceed the brokers' transaction.max.timeout.ms.
@@ -195,20 +215,17 @@ func (cfg Config) withDefaults() Config {
 			*p = d
 		}
 	}
-	if cfg.Shards == 0 {
-		cfg.Shards = DefaultShards
-	}
 	setDef(&cfg.CommitInterval, DefaultCommitInterval)
-	if cfg.BatchMaxBytes == 0 {
+	if cfg.BatchMaxBytes == 0 && cfg.MaxInflightBytes == 0 {
 		cfg.BatchMaxBytes = DefaultBatchMaxBytes
 	}
 	if cfg.BatchMaxRecords == 0 {
 		cfg.BatchMaxRecords = DefaultBatchMaxRecords
 	}
-	if cfg.FetchMaxBytes == 0 {
+	if cfg.FetchMaxBytes == 0 && cfg.MaxInflightBytes == 0 {
 		cfg.FetchMaxBytes = DefaultFetchMaxBytes
 	}
-	if cfg.FetchPartitionMaxBytes == 0 {
+	if cfg.FetchPartitionMaxBytes == 0 && cfg.MaxInflightBytes == 0 {
 		cfg.FetchPartitionMaxBytes = DefaultFetchPartitionBytes
 	}
 	setDef(&cfg.TransactionTimeout, DefaultTransactionTimeout)
@@ -246,8 +263,8 @@ func (cfg Config) compile() (*compiled, error) {
 		return nil, bad("Naming", "%q is not %q or %q", cfg.Naming, NamingIdentity, NamingPrefix)
 	case cfg.Naming == NamingPrefix && !nameRE.MatchString(cfg.SourceAlias):
 		return nil, bad("SourceAlias", "%q must match %s", cfg.SourceAlias, nameRE)
-	case cfg.Shards < 1 || cfg.Shards > MaxShards:
-		return nil, bad("Shards", "%d is not in [1, %d]", cfg.Shards, MaxShards)
+	case cfg.Shards < 0 || cfg.Shards > MaxShards:
+		return nil, bad("Shards", "%d is not in [1, %d] (or 0: the existing count, %d for a new replication)", cfg.Shards, MaxShards, DefaultShards)
 	case cfg.CommitInterval < 0:
 		return nil, bad("CommitInterval", "must be positive")
 	case cfg.CommitLinger < 0:
@@ -260,6 +277,12 @@ func (cfg Config) compile() (*compiled, error) {
 		return nil, bad("FetchMaxBytes", "must be positive")
 	case cfg.FetchPartitionMaxBytes < 0:
 		return nil, bad("FetchPartitionMaxBytes", "must be positive")
+	case cfg.MaxInflightBytes < 0:
+		return nil, bad("MaxInflightBytes", "must not be negative")
+	case cfg.MaxInflightBytes > 0 && (cfg.BatchMaxBytes != 0 || cfg.FetchMaxBytes != 0 || cfg.FetchPartitionMaxBytes != 0):
+		return nil, bad("MaxInflightBytes", "sets BatchMaxBytes, FetchMaxBytes and FetchPartitionMaxBytes, which must then be 0")
+	case cfg.MaxInflightBytes > 0 && cfg.MaxInflightBytes < MinInflightPerShard:
+		return nil, bad("MaxInflightBytes", "%d bytes is below the minimum %d (256KiB) per shard", cfg.MaxInflightBytes, MinInflightPerShard)
 	case cfg.TransactionTimeout < time.Second:
 		return nil, bad("TransactionTimeout", "%v is below 1s", cfg.TransactionTimeout)
 	case cfg.CommitInterval*4 > cfg.TransactionTimeout:
@@ -297,7 +320,30 @@ func (cfg Config) compile() (*compiled, error) {
 		}
 		dests[dst] = src
 	}
+	if cfg.Shards > 0 {
+		if err := c.splitInflight(); err != nil {
+			return nil, err
+		}
+	}
 	return c, nil
+}
+
+// splitInflight sets the batch and fetch sizes from MaxInflightBytes and
+// the shard count (see Config.MaxInflightBytes); nothing without it.
+func (c *compiled) splitInflight() error {
+	if c.MaxInflightBytes == 0 {
+		return nil
+	}
+	per := c.MaxInflightBytes / int64(c.Shards)
+	if per < MinInflightPerShard {
+		return &ConfigError{Field: "MaxInflightBytes", Reason: fmt.Sprintf("%d bytes over %d shards is %d per shard, below the minimum %d (256KiB) per shard",
+			c.MaxInflightBytes, c.Shards, per, MinInflightPerShard)}
+	}
+	fetch := min(per/4, math.MaxInt32)
+	c.BatchMaxBytes = int(min(per/2, math.MaxInt32))
+	c.FetchMaxBytes = int32(fetch)
+	c.FetchPartitionMaxBytes = int32(min(fetch, DefaultFetchPartitionBytes))
+	return nil
 }
 
 func hasEmpty(ss []string) bool {

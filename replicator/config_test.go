@@ -32,6 +32,10 @@ func TestValidateNamesField(t *testing.T) {
 		{"SessionTimeout", func(c *Config) { c.SessionTimeout = time.Millisecond }},
 		{"TopicMapping", func(c *Config) { c.TopicMapping = map[string]string{"a": "x", "b": "x"} }},
 		{"TopicMapping", func(c *Config) { c.TopicMapping = map[string]string{"a": "__x"} }},
+		{"MaxInflightBytes", func(c *Config) { c.MaxInflightBytes = -1 }},
+		{"MaxInflightBytes", func(c *Config) { c.MaxInflightBytes = 64 << 20; c.BatchMaxBytes = 1 << 20 }},
+		{"MaxInflightBytes", func(c *Config) { c.MaxInflightBytes = 100 << 10 }},
+		{"MaxInflightBytes", func(c *Config) { c.MaxInflightBytes = 1 << 20; c.Shards = 8 }},
 	} {
 		c := good
 		tc.edit(&c)
@@ -92,5 +96,41 @@ func TestShardOfIsStable(t *testing.T) {
 		if got := ShardOf(tc.topic, tc.partition, 16); got != tc.want {
 			t.Errorf("ShardOf(%q, %d, 16) = %d, want %d: the shard function must never change", tc.topic, tc.partition, got, tc.want)
 		}
+	}
+}
+
+// TestMaxInflightSplit proves MaxInflightBytes is split over the shards
+// into batch and fetch sizes that add up to at most each shard's share, and
+// that with Shards left 0 the split waits for the shard count.
+func TestMaxInflightSplit(t *testing.T) {
+	base := Config{SourceBrokers: []string{"a"}, DestBrokers: []string{"b"}, Topics: ".*", MaxInflightBytes: 64 << 20}
+	for _, shards := range []int{1, 8, 256} {
+		cfg := base
+		cfg.Shards = shards
+		c, err := cfg.withDefaults().compile()
+		if err != nil {
+			t.Fatalf("%d shards: %v", shards, err)
+		}
+		per := int64(64<<20) / int64(shards)
+		used := int64(c.BatchMaxBytes) + 2*int64(c.FetchMaxBytes)
+		if used > per || c.FetchPartitionMaxBytes > c.FetchMaxBytes || c.FetchMaxBytes <= 0 || c.BatchMaxBytes <= 0 {
+			t.Errorf("%d shards: batch %d + 2 × fetch %d = %d, partition fetch %d; want positive and at most %d", shards, c.BatchMaxBytes, c.FetchMaxBytes, used, c.FetchPartitionMaxBytes, per)
+		}
+	}
+	c, err := base.withDefaults().compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.BatchMaxBytes != 0 || c.FetchMaxBytes != 0 {
+		t.Errorf("Shards 0: batch %d, fetch %d before the shard count is known; want 0", c.BatchMaxBytes, c.FetchMaxBytes)
+	}
+	c.Shards = 16
+	if err := c.splitInflight(); err != nil || c.BatchMaxBytes != 2<<20 {
+		t.Errorf("16 shards resolved later: batch %d, err %v; want 2MiB", c.BatchMaxBytes, err)
+	}
+	c.Shards = 512
+	var ce *ConfigError
+	if err := c.splitInflight(); !errors.As(err, &ce) || ce.Field != "MaxInflightBytes" {
+		t.Errorf("64MiB over 512 shards resolved later: %v, want a ConfigError for MaxInflightBytes", err)
 	}
 }

@@ -493,13 +493,21 @@ func (s *copier) openSource(ctx context.Context, parts []partitionPlan) (*kgo.Cl
 			}
 		}
 	}
-	cl, err := kgo.NewClient(r.srcOpts(
+	opts := []kgo.Opt{
 		kgo.ConsumePartitions(offsets),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.ConsumeResetOffset(kgo.NoResetOffset()),
 		kgo.FetchMaxBytes(r.cfg.FetchMaxBytes),
 		kgo.FetchMaxPartitionBytes(r.cfg.FetchPartitionMaxBytes),
-	)...)
+	}
+	if r.cfg.MaxInflightBytes > 0 {
+		// One fetch in flight or buffered (kgo's default is one per
+		// broker), as MaxInflightBytes counts; a short fetch wait keeps
+		// a shard whose partitions span brokers from waiting on an idle
+		// broker.
+		opts = append(opts, kgo.MaxConcurrentFetches(1), kgo.FetchMaxWait(500*time.Millisecond))
+	}
+	cl, err := kgo.NewClient(r.srcOpts(opts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("source client for shard %d: %w", w.shard, err)
 	}

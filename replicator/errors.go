@@ -168,8 +168,15 @@ type shardCountError struct {
 	topic      string
 	partitions int
 	shards     int
+	auto       bool // shards was taken from another topic or the default
 }
 
 func (e *shardCountError) Error() string {
-	return fmt.Sprintf("topic %s has %d partitions but Shards is %d: the shard count of a replication cannot change (use the original count or a new Name)", e.topic, e.partitions, e.shards)
+	if e.auto {
+		if e.partitions > MaxShards {
+			return fmt.Sprintf("topic %s has %d partitions, more than the %d shards reo supports", e.topic, e.partitions, MaxShards)
+		}
+		return fmt.Sprintf("topic %s has %d partitions but the replication's other topic (or the default) says %d shards: reo's own topics disagree (delete the wrong one if it holds nothing, or use a new Name)", e.topic, e.partitions, e.shards)
+	}
+	return fmt.Sprintf("topic %s has %d partitions but Shards is %d: the shard count of a replication cannot change (leave Shards unset to take the existing count, or use a new Name)", e.topic, e.partitions, e.shards)
 }

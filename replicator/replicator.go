@@ -73,6 +73,11 @@ type Replicator struct {
 	ran                  atomic.Bool
 
 	hooks *testHooks // set by tests before Run
+
+	// autoShards: Config.Shards was 0 and cfg.Shards was resolved from
+	// reo's existing topics (or the default) by ensureOwnTopics, before
+	// anything else reads it.
+	autoShards bool
 }
 
 // New validates cfg and returns a Replicator. It does no I/O.

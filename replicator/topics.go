@@ -60,12 +60,24 @@ func (r *Replicator) ensureOwnTopics(ctx context.Context) error {
 		"segment.ms":                kadm.StringPtr("3600000"),
 		"min.cleanable.dirty.ratio": kadm.StringPtr("0.1"),
 	}
+	if r.cfg.Shards == 0 || r.autoShards {
+		n, from, err := r.existingShards(ctx)
+		if err != nil {
+			return err
+		}
+		r.autoShards = true
+		r.cfg.Shards = n
+		r.log.Info("shard count", "shards", n, "from", from)
+		if err := r.cfg.splitInflight(); err != nil {
+			return err
+		}
+	}
 	for _, t := range []struct {
 		name    string
 		configs map[string]*string
 	}{
-		{r.cfg.controlTopic(), nil},
 		{r.cfg.checkpointTopic(), checkpointConfigs},
+		{r.cfg.controlTopic(), nil},
 	} {
 		resp, err := r.dstAdm.CreateTopic(ctx, int32(r.cfg.Shards), r.cfg.ReplicationFactor, t.configs, t.name)
 		if err == nil {
@@ -87,10 +99,40 @@ func (r *Replicator) ensureOwnTopics(ctx context.Context) error {
 			return asAuth("destination", "describing topic "+t.name, fmt.Errorf("describe topic %s: %w", t.name, td.Err))
 		}
 		if n := len(td.Partitions); n != r.cfg.Shards {
-			return &shardCountError{topic: t.name, partitions: n, shards: r.cfg.Shards}
+			if r.autoShards && t.name == r.cfg.checkpointTopic() {
+				// Created by another instance since existingShards
+				// looked: the next attempt takes its count.
+				return fmt.Errorf("topic %s was just created with %d partitions, not %d; will take its count", t.name, n, r.cfg.Shards)
+			}
+			return &shardCountError{topic: t.name, partitions: n, shards: r.cfg.Shards, auto: r.autoShards}
 		}
 	}
 	return nil
+}
+
+// existingShards is the shard count of a replication whose Shards is left
+// 0: the partition count of its checkpoint topic, else of its control
+// topic, else DefaultShards (a new replication). from says which. A
+// concurrent start that creates the checkpoint topic between this look and
+// the creation is caught by ensureOwnTopics' check; the retry sees it.
+func (r *Replicator) existingShards(ctx context.Context) (n int, from string, err error) {
+	md, err := r.dstAdm.ListTopics(ctx, r.cfg.checkpointTopic(), r.cfg.controlTopic())
+	if err != nil {
+		return 0, "", asAuth("destination", "describing reo's topics", fmt.Errorf("describe topics %s and %s: %w", r.cfg.checkpointTopic(), r.cfg.controlTopic(), err))
+	}
+	for _, name := range []string{r.cfg.checkpointTopic(), r.cfg.controlTopic()} {
+		td, ok := md[name]
+		switch {
+		case !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition):
+		case td.Err != nil:
+			return 0, "", asAuth("destination", "describing topic "+name, fmt.Errorf("describe topic %s: %w", name, td.Err))
+		case len(td.Partitions) > MaxShards:
+			return 0, "", &shardCountError{topic: name, partitions: len(td.Partitions), shards: MaxShards, auto: true}
+		default:
+			return len(td.Partitions), "existing topic " + name, nil
+		}
+	}
+	return DefaultShards, "default for a new replication", nil
 }
 
 // refreshTopics lists source topics, creates or grows destination topics, and

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/reo-kafka/reo/replicator"
-	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // Environment variables. The KAFKA_CLUSTERS_* names are kafka-reo's contract
@@ -50,15 +49,14 @@ type setting struct {
 
 // settings is the parsed configuration.
 type settings struct {
-	cfg              replicator.Config
-	sourceTopic      string
-	destTopic        string
-	metricsAddr      string
-	pprof            bool
-	logLevel         slog.Level
-	logFormat        string
-	maxInflightBytes int64
-	source, dest     security
+	cfg          replicator.Config
+	sourceTopic  string
+	destTopic    string
+	metricsAddr  string
+	pprof        bool
+	logLevel     slog.Level
+	logFormat    string
+	source, dest security
 
 	configFile  string
 	printConfig bool
@@ -162,11 +160,15 @@ var settingsTable = []setting{
 		set: func(c *settings, v string) error { c.cfg.SourceAlias = v; return nil }},
 	{flag: "name", env: "REO_NAME", usage: "replication name: names the group, transactional ids and reo's topics", def: replicator.DefaultName,
 		set: func(c *settings, v string) error { c.cfg.Name = v; return nil }},
-	{flag: "shards", env: "REO_SHARDS", usage: "number of shards; must never change for a name", def: strconv.Itoa(replicator.DefaultShards),
+	{flag: "shards", env: "REO_SHARDS", usage: fmt.Sprintf("number of shards, fixed forever for a name; auto: the existing replication's count, %d for a new one", replicator.DefaultShards), def: "auto",
 		set: func(c *settings, v string) error {
+			if v == "auto" {
+				c.cfg.Shards = 0
+				return nil
+			}
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 1 || n > replicator.MaxShards {
-				return fmt.Errorf("%q is not a number from 1 to %d", v, replicator.MaxShards)
+				return fmt.Errorf("%q is not auto or a number from 1 to %d", v, replicator.MaxShards)
 			}
 			c.cfg.Shards = n
 			return nil
@@ -183,10 +185,10 @@ var settingsTable = []setting{
 		set: durationSetting(func(c *settings) *time.Duration { return &c.cfg.SessionTimeout })},
 	{flag: "topic-refresh-interval", env: "REO_TOPIC_REFRESH_INTERVAL", usage: "how often new topics and partitions are looked for", def: replicator.DefaultTopicRefreshInterval.String(),
 		set: durationSetting(func(c *settings) *time.Duration { return &c.cfg.TopicRefreshInterval })},
-	{flag: "max-inflight-bytes", env: "REO_MAX_INFLIGHT_BYTES", usage: "bound on record bytes an instance holds (fetched + in open transactions), e.g. 256MiB; split evenly over --shards (0: engine defaults, see README)", def: "0",
+	{flag: "max-inflight-bytes", env: "REO_MAX_INFLIGHT_BYTES", usage: "bound on record bytes an instance holds (fetched + in open transactions), e.g. 256MiB; split evenly over the shards (0: engine defaults, see README)", def: "0",
 		set: func(c *settings, v string) error {
 			n, err := parseSize(v)
-			c.maxInflightBytes = n
+			c.cfg.MaxInflightBytes = n
 			return err
 		}},
 	{flag: "replication-factor", env: "REO_REPLICATION_FACTOR", usage: "replication factor of topics reo creates (-1: broker default)", def: "-1",
@@ -394,9 +396,6 @@ func (c *settings) finish(env map[string]string) error {
 	if c.cfg.DestOpts, err = c.dest.opts("dest", "REO_DEST"); err != nil {
 		return err
 	}
-	if err := c.applyInflight(); err != nil {
-		return err
-	}
 	if err := c.cfg.Validate(); err != nil {
 		var ce *replicator.ConfigError
 		if errors.As(err, &ce) {
@@ -404,35 +403,6 @@ func (c *settings) finish(env map[string]string) error {
 		}
 		return &usageError{err.Error()}
 	}
-	return nil
-}
-
-// minInflightPerShard is the smallest --max-inflight-bytes share of a shard.
-const minInflightPerShard = 256 << 10
-
-// applyInflight maps --max-inflight-bytes onto the engine's sizes. An
-// instance may own every shard, so each shard gets limit/shards, split as:
-// half for the open transaction (BatchMaxBytes; a transaction ends once it is
-// reached, plus at most the last fetch), a quarter for that last fetch and a
-// quarter for the next fetch in flight (FetchMaxBytes, with one fetch in
-// flight or buffered per shard).
-func (c *settings) applyInflight() error {
-	if c.maxInflightBytes == 0 {
-		return nil
-	}
-	per := c.maxInflightBytes / int64(c.cfg.Shards)
-	if per < minInflightPerShard {
-		return &usageError{fmt.Sprintf("--max-inflight-bytes / REO_MAX_INFLIGHT_BYTES: %d bytes over %d shards is %d per shard, below the minimum %d (256KiB) per shard",
-			c.maxInflightBytes, c.cfg.Shards, per, minInflightPerShard)}
-	}
-	fetch := min(per/4, math.MaxInt32)
-	c.cfg.BatchMaxBytes = int(min(per/2, math.MaxInt32))
-	c.cfg.FetchMaxBytes = int32(fetch)
-	c.cfg.FetchPartitionMaxBytes = int32(min(fetch, replicator.DefaultFetchPartitionBytes))
-	// One fetch in flight or buffered per source client (kgo's default is
-	// one per broker); a short fetch wait keeps a shard whose partitions
-	// span brokers from waiting on an idle broker.
-	c.cfg.SourceOpts = append(c.cfg.SourceOpts, kgo.MaxConcurrentFetches(1), kgo.FetchMaxWait(500*time.Millisecond))
 	return nil
 }
 
@@ -444,7 +414,7 @@ func fieldSetting(field string) string {
 		"SourceAlias": "source-alias", "Name": "name", "Shards": "shards", "CommitInterval": "commit-interval", "CommitLinger": "commit-linger",
 		"TransactionTimeout": "transaction-timeout", "SessionTimeout": "session-timeout",
 		"TopicRefreshInterval": "topic-refresh-interval", "InstanceID": "instance-id",
-		"BatchMaxBytes": "max-inflight-bytes", "FetchMaxBytes": "max-inflight-bytes",
+		"BatchMaxBytes": "max-inflight-bytes", "FetchMaxBytes": "max-inflight-bytes", "MaxInflightBytes": "max-inflight-bytes",
 	}
 	f, ok := byField[field]
 	if !ok {
