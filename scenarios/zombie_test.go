@@ -9,6 +9,7 @@ import (
 
 	"github.com/reo-kafka/reo/chaos"
 	"github.com/reo-kafka/reo/cluster/kafkatest"
+	"github.com/reo-kafka/reo/replicator"
 	"github.com/reo-kafka/reo/reports"
 	"github.com/reo-kafka/reo/scenarios"
 )
@@ -95,11 +96,13 @@ func TestZombieInstance(t *testing.T) {
 				}
 				t.Logf("paused %s (pid %d) after %v commits", zombie.Name, zombie.Pid(), committedBefore)
 				// Its shards must move to the others while it sleeps.
+				// The instances run with --shards auto on a new
+				// replication name: DefaultShards in all.
 				deadline := time.Now().Add(90 * time.Second)
 				for {
 					a, _ := metric(addrs[0], "reo_shards_owned")
 					b, _ := metric(addrs[2], "reo_shards_owned")
-					if a+b >= 16 {
+					if a+b >= replicator.DefaultShards {
 						break
 					}
 					if time.Now().After(deadline) {

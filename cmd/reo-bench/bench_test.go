@@ -229,13 +229,16 @@ func TestPlan(t *testing.T) {
 	for _, w := range c.workloads {
 		names = append(names, w.Name)
 	}
-	want := "1KiB-p12-i1 100B-p12-i1 16KiB-p12-i1 1KiB-p1-i1 1KiB-p48-i1 1KiB-p12-i2 1KiB-p12-i3 1KiB-p12-i1-ci50ms 1KiB-p12-i1-ci500ms 1KiB-p12-i1-linger100ms 1KiB-p12-i1-inflight64MiB 1KiB-p12-i1-inflight1GiB"
+	want := "1KiB-p12-i1 100B-p12-i1 16KiB-p12-i1 1KiB-p1-i1 1KiB-p48-i1 1KiB-p12-i2 1KiB-p12-i3 1KiB-p12-i1-ci50ms 1KiB-p12-i1-ci500ms 1KiB-p12-i1-linger100ms 1KiB-p12-i1-inflight64MiB 1KiB-p12-i1-inflight1GiB 1KiB-p12-i1-shards16"
 	if got := strings.Join(names, " "); got != want {
 		t.Errorf("full plan:\n got %s\nwant %s", got, want)
 	}
 	c, err = parseConfig([]string{"--quick", "--reo-commit-intervals", "50ms,50ms"}, io.Discard)
 	if err != nil || len(c.workloads) != 2 {
 		t.Errorf("a repeated workload must run once: %v %+v", err, c.workloads)
+	}
+	if _, err := parseConfig([]string{"--reo-shards", "many"}, io.Discard); err == nil {
+		t.Errorf("--reo-shards many was accepted")
 	}
 	if _, err := parseConfig([]string{"--systems", "reo,kafka-streams"}, io.Discard); err == nil {
 		t.Error("an unknown system was accepted")
@@ -262,7 +265,7 @@ func TestSmokeInProcess(t *testing.T) {
 	}
 	out := t.TempDir()
 	c, err := parseConfig([]string{"--kafka", "inprocess", "--systems", "pipe,reo", "--sizes", "256", "--partitions", "3", "--reo-pprof",
-		"--instances", "1", "--reo-commit-intervals", "", "--reo-commit-lingers", "", "--reo-max-inflight", "", "--bytes", "768000",
+		"--instances", "1", "--reo-commit-intervals", "", "--reo-commit-lingers", "", "--reo-max-inflight", "", "--reo-shards", "", "--bytes", "768000",
 		"--latency-duration", "2s", "--warmup", "500ms", "--latency-rate", "500", "--phase-timeout", "2m", "--out", out}, io.Discard)
 	if err != nil {
 		t.Fatal(err)

@@ -98,9 +98,9 @@ func recordsFor(bytes int64, size, maxRecords int) int {
 
 // plan builds the workloads: every record size, partition count and
 // instance count around the base (the first value of each list), one
-// axis at a time, then reo's commit intervals and in-flight sizes on the
-// base workload.
-func plan(sizes, partitions, instances []int, commitIntervals, lingers, inflight []string, bytes int64, maxRecords int) []Workload {
+// axis at a time, then reo's commit intervals, lingers, in-flight sizes
+// and shard counts on the base workload.
+func plan(sizes, partitions, instances []int, commitIntervals, lingers, inflight, shards []string, bytes int64, maxRecords int) []Workload {
 	mk := func(size, parts, inst int) Workload {
 		w := Workload{RecordBytes: size, Partitions: parts, Instances: inst, Records: recordsFor(bytes, size, maxRecords)}
 		w.Name = workloadName(w)
@@ -135,6 +135,12 @@ func plan(sizes, partitions, instances []int, commitIntervals, lingers, inflight
 		w.Name = workloadName(w)
 		out = append(out, w)
 	}
+	for _, n := range shards {
+		w := base
+		w.ReoShards = n
+		w.Name = workloadName(w)
+		out = append(out, w)
+	}
 	// A workload named twice would run twice on the same topic names.
 	seen := map[string]bool{}
 	uniq := out[:0]
@@ -161,6 +167,7 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	cis := fs.String("reo-commit-intervals", "50ms,500ms", "reo --commit-interval values to run reo with on the base workload")
 	lingers := fs.String("reo-commit-lingers", "100ms", "reo --commit-linger values to run reo with on the base workload (100ms, the commit interval: no early commit when caught up)")
 	inflight := fs.String("reo-max-inflight", "64MiB,1GiB", "reo --max-inflight-bytes values (which set its transaction size) to run reo with on the base workload")
+	shards := fs.String("reo-shards", "16", "reo --shards values to run reo with on the base workload (16: the default of earlier versions; the base runs reo's default)")
 	bytes := fs.Int64("bytes", 200_000_000, "record value bytes preloaded per saturation run")
 	maxRecords := fs.Int("max-records", 1_000_000, "at most this many records per saturation run")
 	kind := fs.String("kafka", string(cluster.Local), "cluster provider: local (real brokers; the only valid one for figures) or inprocess (kfake: smoke runs only)")
@@ -221,6 +228,9 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 		if !set["reo-commit-lingers"] {
 			*lingers = ""
 		}
+		if !set["reo-shards"] {
+			*shards = ""
+		}
 		if !set["latency-duration"] {
 			c.latency = 10 * time.Second
 		}
@@ -265,7 +275,10 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 			return nil, fmt.Errorf("--reo-commit-lingers: %q is not a duration", l)
 		}
 	}
-	c.workloads = plan(sz, ps, is, parseList(*cis), parseList(*lingers), parseList(*inflight), *bytes, *maxRecords)
+	if _, err := parseInts(*shards, "--reo-shards"); err != nil {
+		return nil, err
+	}
+	c.workloads = plan(sz, ps, is, parseList(*cis), parseList(*lingers), parseList(*inflight), parseList(*shards), *bytes, *maxRecords)
 	c.kafka = cluster.Kind(*kind)
 	if c.kafka != cluster.Local && c.kafka != cluster.InProcess {
 		return nil, fmt.Errorf("--kafka: %q is not local or inprocess", *kind)

@@ -74,16 +74,18 @@ type Workload struct {
 	ReoCommitInterval string `json:"reo_commit_interval,omitempty"`
 	ReoCommitLinger   string `json:"reo_commit_linger,omitempty"`
 	ReoMaxInflight    string `json:"reo_max_inflight_bytes,omitempty"`
+	// ReoShards is reo's --shards (empty: auto, the default).
+	ReoShards string `json:"reo_shards,omitempty"`
 }
 
 // reoOnly reports whether w varies a reo setting, so only reo runs it.
 func (w Workload) reoOnly() bool {
-	return w.ReoCommitInterval != "" || w.ReoCommitLinger != "" || w.ReoMaxInflight != ""
+	return w.ReoCommitInterval != "" || w.ReoCommitLinger != "" || w.ReoMaxInflight != "" || w.ReoShards != ""
 }
 
 // base is the workload w varies: the same records without reo settings.
 func (w Workload) base() Workload {
-	w.ReoCommitInterval, w.ReoCommitLinger, w.ReoMaxInflight = "", "", ""
+	w.ReoCommitInterval, w.ReoCommitLinger, w.ReoMaxInflight, w.ReoShards = "", "", "", ""
 	w.Name = workloadName(w)
 	return w
 }
@@ -98,6 +100,9 @@ func workloadName(w Workload) string {
 	}
 	if w.ReoMaxInflight != "" {
 		n += "-inflight" + w.ReoMaxInflight
+	}
+	if w.ReoShards != "" {
+		n += "-shards" + w.ReoShards
 	}
 	return n
 }
@@ -337,8 +342,8 @@ func (r *Report) Markdown(w io.Writer, charts []string) error {
 		fmt.Fprintf(&b, "## %s\n\n", wl.Name)
 		fmt.Fprintf(&b, "%d records of %s over %d partitions, %d replicator instance(s)", wl.Records, sizeName(wl.RecordBytes), wl.Partitions, wl.Instances)
 		if wl.reoOnly() {
-			fmt.Fprintf(&b, "; reo only, with --commit-interval %s --commit-linger %s --max-inflight-bytes %s (ratios against %s)",
-				orDefault(wl.ReoCommitInterval), orDefault(wl.ReoCommitLinger), orDefault(wl.ReoMaxInflight), wl.base().Name)
+			fmt.Fprintf(&b, "; reo only, with --commit-interval %s --commit-linger %s --max-inflight-bytes %s --shards %s (ratios against %s)",
+				orDefault(wl.ReoCommitInterval), orDefault(wl.ReoCommitLinger), orDefault(wl.ReoMaxInflight), orDefault(wl.ReoShards), wl.base().Name)
 		}
 		b.WriteString(".\n\n")
 		b.WriteString("| system | records/s | MB/s | × pipe | × mm2-eos | startup s | offered rec/s | p50 ms | p99 ms | p99.9 ms | CPU s/GB | broker CPU s/GB | peak RSS MiB | verified |\n")

@@ -150,6 +150,9 @@ func (b *bench) startReo(r *running, wl Workload, topic, run string) error {
 	if wl.ReoMaxInflight != "" {
 		args = append(args, "--max-inflight-bytes", wl.ReoMaxInflight)
 	}
+	if wl.ReoShards != "" {
+		args = append(args, "--shards", wl.ReoShards)
+	}
 	args = append(args, b.cfg.reoArgs...)
 	for i := range wl.Instances {
 		port, err := freePort()
