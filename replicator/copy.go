@@ -70,9 +70,10 @@ type batch struct {
 	bytes   int
 	parts   map[tp]*pending
 
-	mu    sync.Mutex
-	err   error // first produce error of a record
-	cpErr error // first produce error of a checkpoint
+	mu        sync.Mutex
+	err       error // first produce error of a record
+	cpErr     error // first produce error of a checkpoint
+	cpWritten int   // checkpoints the destination acknowledged
 }
 
 func newBatch() *batch { return &batch{parts: make(map[tp]*pending)} }
@@ -338,12 +339,13 @@ func (s *copier) commit(ctx context.Context, b *batch) error {
 			Key:       encodeCheckpointKey(CheckpointKey{Cluster: r.srcClusterID, Topic: p.topic, Partition: p.partition}),
 			Value:     encodeCheckpoint(cp),
 		}, func(_ *kgo.Record, err error) {
-			if err != nil {
-				b.mu.Lock()
-				defer b.mu.Unlock()
-				if b.cpErr == nil {
-					b.cpErr = err
-				}
+			b.mu.Lock()
+			defer b.mu.Unlock()
+			switch {
+			case err == nil:
+				b.cpWritten++
+			case b.cpErr == nil:
+				b.cpErr = err
 			}
 		})
 	}
@@ -354,10 +356,20 @@ func (s *copier) commit(ctx context.Context, b *batch) error {
 		return s.produceError(err)
 	}
 	b.mu.Lock()
-	cpErr := b.cpErr
+	cpErr, cpWritten := b.cpErr, b.cpWritten
 	b.mu.Unlock()
+	if h := r.hooks; h != nil && h.afterFlush != nil {
+		cpWritten -= h.afterFlush(w.shard)
+	}
 	if cpErr != nil {
 		return asAuth("destination", "writing checkpoints", fmt.Errorf("write checkpoints of shard %d: %w", w.shard, cpErr))
+	}
+	// Every checkpoint must be confirmed, not merely unrefused: a record
+	// refused before it was buffered (a canceled context while the
+	// buffer was full) reports from another goroutine, which Flush does
+	// not wait for.
+	if cpWritten != len(cps) {
+		return fmt.Errorf("commit shard %d: %d of %d checkpoints confirmed after the flush", w.shard, cpWritten, len(cps))
 	}
 	for p, pp := range b.parts {
 		if pp.records > 0 && (pp.dstFirst < 0 || pp.dstLast-pp.dstFirst+1 < int64(pp.records)) {

@@ -97,7 +97,8 @@
 // # Decisions beyond DESIGN.md
 //
 //   - Shards left 0 takes the count of the replication that exists on the
-//     destination (its checkpoint topic's partitions), and 4 for a new one.
+//     destination (its checkpoint topic's partitions, or its control
+//     topic's when there is no checkpoint topic), and 4 for a new one.
 //     Each shard with partitions commits its own transactions, and on a
 //     small destination cluster concurrent transactions are what latency
 //     costs: reo-bench at 5,000 records/s on 12 partitions gave p99 267 ms

@@ -55,7 +55,8 @@ func TestShardCountTakenFromExistingReplication(t *testing.T) {
 	}
 
 	fresh := auto
-	fresh.Name = "fresh"
+	fresh.Name = "fresh" // into another destination topic: "orders" is the first replication's
+	fresh.Topics, fresh.TopicMapping = "", map[string]string{"orders": "orders-fresh"}
 	third := start(t, fresh)
 	waitFor(t, 20*time.Second, func() string {
 		if got := third.metricValue(t, "reo_shards_owned", nil); got != DefaultShards {

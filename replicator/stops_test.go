@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -336,5 +337,44 @@ func TestFailedCheckpointNeverCommits(t *testing.T) {
 	waitFor(t, 30*time.Second, countIs(t, dst, "logs", 60))
 	if d := sameContent(t, src, "logs", dst, "logs"); d != "" {
 		t.Fatalf("after the checkpoint topic accepted writes again: %s", d)
+	}
+}
+
+// TestUnconfirmedCheckpointNeverCommits proves a transaction commits only
+// when every checkpoint was confirmed, not merely when none reported an
+// error by the time the flush returned: a checkpoint refused before kgo
+// buffered it reports from another goroutine, after Flush. A hook makes
+// one confirmation late for the first three commits of the only shard;
+// each must be aborted, and everything copied exactly once after.
+func TestUnconfirmedCheckpointNeverCommits(t *testing.T) {
+	src := newCluster(t, "src", 3, "logs")
+	dst := newCluster(t, "dst", 1)
+	produceNumbered(t, src, "logs", "a", 60, 3)
+	cfg := testConfig(src, dst, "logs")
+	cfg.Shards = 1
+	var mu sync.Mutex
+	late := 3
+	run := startHooked(t, cfg, &testHooks{afterFlush: func(int32) int {
+		mu.Lock()
+		defer mu.Unlock()
+		if late > 0 {
+			late--
+			return 1
+		}
+		return 0
+	}})
+	waitFor(t, 20*time.Second, func() string {
+		aborted := run.metricValue(t, "reo_transactions_aborted_total", nil)
+		if committed := run.metricValue(t, "reo_transactions_committed_total", nil); aborted < 3 && committed == 0 {
+			return fmt.Sprintf("%v transactions aborted, want 3", aborted)
+		}
+		return ""
+	})
+	if n := run.metricValue(t, "reo_transactions_aborted_total", nil); n < 3 {
+		t.Fatalf("%v transactions aborted, want the 3 with an unconfirmed checkpoint", n)
+	}
+	waitFor(t, 30*time.Second, countIs(t, dst, "logs", 60))
+	if d := sameContent(t, src, "logs", dst, "logs"); d != "" {
+		t.Fatalf("after the late confirmations: %s", d)
 	}
 }

@@ -126,6 +126,9 @@ func (r *Replicator) existingShards(ctx context.Context) (n int, from string, er
 		case !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition):
 		case td.Err != nil:
 			return 0, "", asAuth("destination", "describing topic "+name, fmt.Errorf("describe topic %s: %w", name, td.Err))
+		case len(td.Partitions) == 0:
+			// Being created: its partitions are not in metadata yet.
+			return 0, "", fmt.Errorf("topic %s lists no partitions yet", name)
 		case len(td.Partitions) > MaxShards:
 			return 0, "", &shardCountError{topic: name, partitions: len(td.Partitions), shards: MaxShards, auto: true}
 		default:

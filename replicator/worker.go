@@ -40,6 +40,9 @@ type shardWorker struct {
 type testHooks struct {
 	afterCheckpoints func(shard int32) // after the checkpoint read
 	beforeCommit     func(shard int32) // after checkpoints are produced, before EndTransaction
+	// afterFlush returns how many checkpoint confirmations to pretend
+	// have not arrived yet when the flush returns.
+	afterFlush func(shard int32) int
 }
 
 func newShardWorker(r *Replicator, shard int32) *shardWorker {

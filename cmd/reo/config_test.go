@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -236,5 +237,36 @@ func TestSmallInflightLimitReplicates(t *testing.T) {
 	cancel()
 	if code := <-done; code != 0 {
 		t.Errorf("exit code %d after a graceful stop; stderr:\n%s", code, stderr.String())
+	}
+}
+
+// TestInflightLimitCheckedAgainstExistingShards proves that with --shards
+// auto a --max-inflight-bytes too small for the shard count found on the
+// destination (an existing replication of 16 shards) stops reo with exit
+// code 2 and a message naming the flag, like any configuration error.
+func TestInflightLimitCheckedAgainstExistingShards(t *testing.T) {
+	src := fakeCluster(t, "src", kfake.SeedTopics(2, "in"))
+	dst := fakeCluster(t, "dst")
+	cl, err := kgo.NewClient(kgo.SeedBrokers(dst.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	for _, topic := range []string{"__reo-reo-checkpoints", "__reo-reo-control"} {
+		if _, err := adm.CreateTopic(context.Background(), 16, -1, nil, topic); err != nil {
+			t.Fatalf("create %s: %v", topic, err)
+		}
+	}
+	env := []string{
+		envSourceBootstrap + "=" + strings.Join(src.ListenAddrs(), ","), envSourceTopic + "=in",
+		envDestBootstrap + "=" + strings.Join(dst.ListenAddrs(), ","),
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var stderr syncBuffer
+	code := run(ctx, []string{"replicate", "--max-inflight-bytes", "2MiB"}, env, io.Discard, &stderr)
+	if code != 2 || !strings.Contains(stderr.String(), "--max-inflight-bytes") || !strings.Contains(stderr.String(), "16 shards") {
+		t.Errorf("2MiB over an existing 16-shard replication: exit %d, stderr:\n%s\nwant 2, naming --max-inflight-bytes and 16 shards", code, stderr.String())
 	}
 }

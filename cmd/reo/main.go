@@ -157,6 +157,14 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 
 	log.Info("starting", "version", versionString(), "source", s.cfg.SourceBrokers, "destination", s.cfg.DestBrokers)
 	if err := r.Run(ctx); err != nil {
+		// Some settings can only be checked against the destination
+		// (MaxInflightBytes over the shard count found there): name
+		// them as flags, as a configuration error.
+		var ce *replicator.ConfigError
+		if errors.As(err, &ce) {
+			fmt.Fprintf(stderr, "reo: invalid configuration: %s: %s\n", fieldSetting(ce.Field), ce.Reason)
+			return 2
+		}
 		fmt.Fprintf(stderr, "reo: replication stopped: %v\n", err)
 		return 1
 	}
