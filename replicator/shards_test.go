@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
 )
 
 // TestShardCountTakenFromExistingReplication proves that Shards left 0
@@ -72,5 +75,42 @@ func TestShardCountTakenFromExistingReplication(t *testing.T) {
 		if n := len(md[name].Partitions); n != DefaultShards {
 			t.Errorf("new replication: %s has %d partitions, want DefaultShards %d", name, n, DefaultShards)
 		}
+	}
+}
+
+// TestShardCountRaceTakesTheWinner proves that when another instance
+// creates the replication's topics with its own count between this
+// instance's look and its creation, this instance takes that count on
+// its next attempt instead of stopping: an instance with --shards 6 wins
+// the race against one with Shards 0.
+func TestShardCountRaceTakesTheWinner(t *testing.T) {
+	src := newCluster(t, "src", 6, "orders")
+	dst := newCluster(t, "dst", 1)
+	cfg := testConfig(src, dst, "orders")
+	cfg.Shards = 0
+	produceNumbered(t, src, "orders", "a", 60, 6)
+	var once sync.Once
+	run := startHooked(t, cfg, &testHooks{afterShardLookup: func(n int) {
+		once.Do(func() {
+			if n != DefaultShards {
+				t.Errorf("first lookup found %d shards on an empty destination, want DefaultShards", n)
+			}
+			for _, topic := range []string{"__reo-t-checkpoints", "__reo-t-control"} {
+				resp, err := kadm.NewClient(client(t, dst)).CreateTopic(context.Background(), 6, -1, nil, topic)
+				if err == nil {
+					err = resp.Err
+				}
+				if err != nil {
+					t.Errorf("create %s as the racing instance: %v", topic, err)
+				}
+			}
+		})
+	}})
+	waitFor(t, 20*time.Second, countIs(t, dst, "orders", 60))
+	if got := run.metricValue(t, "reo_shards_owned", nil); got != 6 {
+		t.Errorf("after losing the race the instance owns %v shards, want the winner's 6", got)
+	}
+	if d := sameContent(t, src, "orders", dst, "orders"); d != "" {
+		t.Fatalf("after the race: %s", d)
 	}
 }

@@ -68,6 +68,9 @@ func (r *Replicator) ensureOwnTopics(ctx context.Context) error {
 		r.autoShards = true
 		r.cfg.Shards = n
 		r.log.Info("shard count", "shards", n, "from", from)
+		if h := r.hooks; h != nil && h.afterShardLookup != nil {
+			h.afterShardLookup(n)
+		}
 		if err := r.cfg.splitInflight(); err != nil {
 			return err
 		}

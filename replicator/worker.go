@@ -43,6 +43,9 @@ type testHooks struct {
 	// afterFlush returns how many checkpoint confirmations to pretend
 	// have not arrived yet when the flush returns.
 	afterFlush func(shard int32) int
+	// afterShardLookup runs when Shards 0 has been resolved, before
+	// reo's own topics are created.
+	afterShardLookup func(shards int)
 }
 
 func newShardWorker(r *Replicator, shard int32) *shardWorker {
