@@ -95,8 +95,9 @@ func TestShardCountRaceTakesTheWinner(t *testing.T) {
 			if n != DefaultShards {
 				t.Errorf("first lookup found %d shards on an empty destination, want DefaultShards", n)
 			}
+			adm := kadm.NewClient(client(t, dst))
 			for _, topic := range []string{"__reo-t-checkpoints", "__reo-t-control"} {
-				resp, err := kadm.NewClient(client(t, dst)).CreateTopic(context.Background(), 6, -1, nil, topic)
+				resp, err := adm.CreateTopic(context.Background(), 6, -1, nil, topic)
 				if err == nil {
 					err = resp.Err
 				}
@@ -104,6 +105,18 @@ func TestShardCountRaceTakesTheWinner(t *testing.T) {
 					t.Errorf("create %s as the racing instance: %v", topic, err)
 				}
 			}
+			// Return once metadata shows them, so this instance's
+			// creation finds them with the winner's count.
+			for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+				md, err := adm.ListTopics(context.Background(), "__reo-t-checkpoints")
+				if err == nil && len(md["__reo-t-checkpoints"].Partitions) == 6 {
+					// And let this instance's cached metadata (at most
+					// TopicRefreshInterval old) expire.
+					time.Sleep(2 * cfg.TopicRefreshInterval)
+					return
+				}
+			}
+			t.Errorf("the racing instance's topics never showed in metadata")
 		})
 	}})
 	waitFor(t, 20*time.Second, countIs(t, dst, "orders", 60))
