@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -246,18 +245,7 @@ func TestSmallInflightLimitReplicates(t *testing.T) {
 // code 2 and a message naming the flag, like any configuration error.
 func TestInflightLimitCheckedAgainstExistingShards(t *testing.T) {
 	src := fakeCluster(t, "src", kfake.SeedTopics(2, "in"))
-	dst := fakeCluster(t, "dst")
-	cl, err := kgo.NewClient(kgo.SeedBrokers(dst.ListenAddrs()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	adm := kadm.NewClient(cl)
-	for _, topic := range []string{"__reo-reo-checkpoints", "__reo-reo-control"} {
-		if _, err := adm.CreateTopic(context.Background(), 16, -1, nil, topic); err != nil {
-			t.Fatalf("create %s: %v", topic, err)
-		}
-	}
+	dst := fakeCluster(t, "dst", kfake.SeedTopics(16, "__reo-reo-checkpoints", "__reo-reo-control"))
 	env := []string{
 		envSourceBootstrap + "=" + strings.Join(src.ListenAddrs(), ","), envSourceTopic + "=in",
 		envDestBootstrap + "=" + strings.Join(dst.ListenAddrs(), ","),
