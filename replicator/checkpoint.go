@@ -8,8 +8,14 @@ import (
 	"hash/fnv"
 )
 
-// checkpointVersion is the only encoding version this code writes and reads.
+// checkpointVersion is the key encoding version, and the oldest value
+// encoding this code reads. Keys never change version: the checkpoint topic
+// is compacted by key bytes.
 const checkpointVersion = 1
+
+// checkpointValueVersion is the value encoding this code writes: version 2
+// added the topic identities (SrcTopicID, DstTopicID) and SrcEpoch.
+const checkpointValueVersion = 2
 
 // CheckpointKey is the key of a checkpoint record: which source partition the
 // checkpoint is for. It is encoded as JSON with the fields in this order, so
@@ -27,7 +33,18 @@ type CheckpointKey struct {
 // Checkpoint is the value of a checkpoint record, written in the same
 // destination transaction as the records it covers:
 //
-//	{"v":1,"next":1234,"srcFirst":1200,"srcLast":1233,"dstTopic":"t","dstFirst":-1,"dstLast":-1}
+//	{"v":2,"next":1234,"srcFirst":1200,"srcLast":1233,"dstTopic":"t","dstFirst":-1,"dstLast":-1,
+//	 "srcTopicId":"<base64>","dstTopicId":"<base64>","srcEpoch":7}
+//
+// A checkpoint says what it is a checkpoint of: SrcTopicID is the id of the
+// source topic the records came from (a topic deleted and recreated under
+// the same name gets a new id), DstTopic and DstTopicID the destination
+// topic they were written to. A session resumes from a checkpoint only when
+// all three still match; see IdentityError. SrcEpoch is the source leader
+// epoch of the record at SrcLast, used to detect a source log truncated
+// below it (an unclean leader election, KIP-320). Checkpoints written by
+// reo before version 2 carry none of them (empty, and -1 for SrcEpoch when
+// decoded): they are trusted once, and the next commit writes them.
 //
 // Next is the next source offset to copy. SrcFirst..SrcLast are the source
 // offsets of the first and last records copied by the transaction that wrote
@@ -49,6 +66,10 @@ type Checkpoint struct {
 	DstTopic string `json:"dstTopic"`
 	DstFirst int64  `json:"dstFirst"`
 	DstLast  int64  `json:"dstLast"`
+
+	SrcTopicID string `json:"srcTopicId,omitempty"`
+	DstTopicID string `json:"dstTopicId,omitempty"`
+	SrcEpoch   int32  `json:"srcEpoch"`
 }
 
 // OwnerMarkerPartition is the partition number of a topic's ownership
@@ -72,7 +93,7 @@ func encodeCheckpointKey(k CheckpointKey) []byte {
 }
 
 func encodeCheckpoint(c Checkpoint) []byte {
-	c.Version = checkpointVersion
+	c.Version = checkpointValueVersion
 	b, err := json.Marshal(c)
 	if err != nil {
 		panic(err)
@@ -111,11 +132,21 @@ func DecodeCheckpoint(key, value []byte) (CheckpointKey, Checkpoint, error) {
 	if value == nil {
 		return k, c, errors.New("value: tombstone (reo never deletes checkpoints)")
 	}
+	c.SrcEpoch = -1 // absent in version 1
 	if err := decodeStrict(value, &c); err != nil {
 		return k, c, fmt.Errorf("value: %w", err)
 	}
-	if c.Version != checkpointVersion {
-		return k, c, fmt.Errorf("value: unsupported version %d (this reo reads %d)", c.Version, checkpointVersion)
+	switch c.Version {
+	case 1:
+		if c.SrcTopicID != "" || c.DstTopicID != "" || c.SrcEpoch != -1 {
+			return k, c, errors.New("value: version 1 with version 2 fields")
+		}
+	case checkpointValueVersion:
+		if c.SrcEpoch < -1 {
+			return k, c, fmt.Errorf("value: bad srcEpoch %d", c.SrcEpoch)
+		}
+	default:
+		return k, c, fmt.Errorf("value: unsupported version %d (this reo reads 1 to %d; was it written by a newer reo?)", c.Version, checkpointValueVersion)
 	}
 	if !validRange(c.SrcFirst, c.SrcLast) || !validRange(c.DstFirst, c.DstLast) || c.Next < 0 || c.SrcLast >= c.Next {
 		return k, c, fmt.Errorf("value: inconsistent offsets next=%d src=%d..%d dst=%d..%d", c.Next, c.SrcFirst, c.SrcLast, c.DstFirst, c.DstLast)
@@ -152,4 +183,95 @@ func ShardOf(topic string, partition int32, shards int) int32 {
 	h.Write([]byte(topic))
 	h.Write([]byte{0, byte(partition >> 24), byte(partition >> 16), byte(partition >> 8), byte(partition)})
 	return int32(h.Sum32() % uint32(shards))
+}
+
+// Records of the checkpoint topic that are not checkpoints carry a "kind" in
+// their key. They live in partition 0 and are written outside transactions.
+const (
+	// kindIdentity: the replication's identity. Key
+	// {"v":1,"kind":"identity","cluster":"<source cluster id>"}; value a
+	// ReplicationIdentity. The first identity record of partition 0 is the
+	// replication's; compaction keeps it, because a second one (written by
+	// a racing start from another source) has another key.
+	kindIdentity = "identity"
+	// kindSettings: what one set of instance settings selects and how it
+	// names. Key {"v":1,"kind":"settings","fingerprint":"<hex>"}; value a
+	// Settings. Read to explain a settings conflict between instances.
+	kindSettings = "settings"
+)
+
+// metaKey is the key of a record of another kind than a checkpoint.
+type metaKey struct {
+	Version     int    `json:"v"`
+	Kind        string `json:"kind"`
+	Cluster     string `json:"cluster,omitempty"`
+	Fingerprint string `json:"fingerprint,omitempty"`
+}
+
+// ReplicationIdentity is what a replication is, persisted on the
+// destination the first time it starts: the source cluster it copies from.
+// A replication of the same name from another source cluster is refused
+// (ReplicationIdentityError).
+type ReplicationIdentity struct {
+	Version         int    `json:"v"`
+	SourceCluster   string `json:"sourceCluster"`
+	SourceBootstrap string `json:"sourceBootstrap"`
+	Since           string `json:"since"` // RFC 3339, when it was recorded
+}
+
+// Settings is the part of an instance's configuration that every instance
+// of a replication must share while they run together: which topics it
+// selects and what it names them on the destination.
+type Settings struct {
+	Version       int               `json:"v"`
+	SourceCluster string            `json:"sourceCluster"`
+	Topics        string            `json:"topics,omitempty"`
+	TopicsExclude string            `json:"topicsExclude,omitempty"`
+	TopicMapping  map[string]string `json:"topicMapping,omitempty"`
+	Naming        string            `json:"naming"`
+	SourceAlias   string            `json:"sourceAlias,omitempty"`
+}
+
+// metaKind returns the kind of a checkpoint-topic record key, "" for a
+// checkpoint. Only a well-formed key object with a "kind" string counts.
+func metaKind(key []byte) string {
+	var k struct {
+		Kind string `json:"kind"`
+	}
+	if json.Unmarshal(key, &k) != nil {
+		return ""
+	}
+	return k.Kind
+}
+
+func encodeJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil { // plain structs of strings, ints and string maps
+		panic(err)
+	}
+	return b
+}
+
+func identityKey(cluster string) []byte {
+	return encodeJSON(metaKey{Version: checkpointVersion, Kind: kindIdentity, Cluster: cluster})
+}
+
+func settingsKey(fingerprint string) []byte {
+	return encodeJSON(metaKey{Version: checkpointVersion, Kind: kindSettings, Fingerprint: fingerprint})
+}
+
+// decodeIdentity decodes an identity record.
+func decodeIdentity(key, value []byte) (ReplicationIdentity, error) {
+	var k metaKey
+	var id ReplicationIdentity
+	if err := decodeStrict(key, &k); err != nil || k.Kind != kindIdentity || k.Version != checkpointVersion {
+		return id, fmt.Errorf("identity key %q: not a version %d identity key", key, checkpointVersion)
+	}
+	if err := decodeStrict(value, &id); err != nil {
+		return id, fmt.Errorf("identity value: %w", err)
+	}
+	if id.Version != 1 || id.SourceCluster != k.Cluster {
+		return id, fmt.Errorf("identity value: version %d for cluster %q under key cluster %q", id.Version, id.SourceCluster, k.Cluster)
+	}
+	return id, nil
 }

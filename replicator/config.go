@@ -1,6 +1,8 @@
 package replicator
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"math"
 	"regexp"
@@ -35,6 +37,7 @@ const (
 	DefaultTopicRefreshInterval = 5 * time.Second
 	DefaultSessionTimeout       = 15 * time.Second
 	DefaultSourceAlias          = "source"
+	DefaultProgressInterval     = 30 * time.Second
 	// MaxShards bounds Config.Shards: each shard is a transactional id and a
 	// partition of the control and checkpoint topics.
 	MaxShards = 1024
@@ -180,6 +183,20 @@ type Config struct {
 	// checkpoints were lost or the replication was renamed, and copying
 	// again would duplicate everything.
 	AllowNonEmptyDestination bool
+
+	// ResyncChangedTopics lets reo copy a source partition again from its
+	// log start when its checkpoint no longer matches what it points at
+	// (IdentityError: the source topic was recreated, the destination
+	// topic was recreated or deleted, or the destination name changed),
+	// instead of stopping. The destination partition must hold no
+	// committed records, as for a partition without a checkpoint (unless
+	// AllowNonEmptyDestination). Each resync is logged and counted in
+	// reo_resyncs_total.
+	ResyncChangedTopics bool
+
+	// ProgressInterval is how often one info-level progress line is
+	// logged: records copied, rate, lag, shards owned (default 30s).
+	ProgressInterval time.Duration
 }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
@@ -232,6 +249,7 @@ func (cfg Config) withDefaults() Config {
 	setDef(&cfg.TopicRefreshInterval, DefaultTopicRefreshInterval)
 	setDef(&cfg.SessionTimeout, DefaultSessionTimeout)
 	setDef(&cfg.FencedRetryDelay, 2*cfg.SessionTimeout)
+	setDef(&cfg.ProgressInterval, DefaultProgressInterval)
 	if cfg.ReplicationFactor == 0 {
 		cfg.ReplicationFactor = -1
 	}
@@ -297,15 +315,11 @@ func (cfg Config) compile() (*compiled, error) {
 		return nil, bad("InstanceID", "%q must match %s and be at most 249 characters", cfg.InstanceID, nameRE)
 	}
 	var err error
-	if cfg.Topics != "" {
-		if c.include, err = regexp.Compile("^(?:" + cfg.Topics + ")$"); err != nil {
-			return nil, bad("Topics", "%v", err)
-		}
+	if c.include, err = wholeMatch("Topics", cfg.Topics); err != nil {
+		return nil, err
 	}
-	if cfg.TopicsExclude != "" {
-		if c.exclude, err = regexp.Compile("^(?:" + cfg.TopicsExclude + ")$"); err != nil {
-			return nil, bad("TopicsExclude", "%v", err)
-		}
+	if c.exclude, err = wholeMatch("TopicsExclude", cfg.TopicsExclude); err != nil {
+		return nil, err
 	}
 	dests := make(map[string]string)
 	for src, dst := range cfg.TopicMapping {
@@ -344,6 +358,40 @@ func (c *compiled) splitInflight() error {
 	c.FetchMaxBytes = int32(fetch)
 	c.FetchPartitionMaxBytes = int32(min(fetch, DefaultFetchPartitionBytes))
 	return nil
+}
+
+// wholeMatch compiles expr to match whole topic names; nil for "". Errors
+// quote the expression as the user wrote it, not the anchored form.
+func wholeMatch(field, expr string) (*regexp.Regexp, error) {
+	if expr == "" {
+		return nil, nil
+	}
+	if _, err := regexp.Compile(expr); err != nil {
+		return nil, &ConfigError{Field: field, Reason: fmt.Sprintf("%q is not a regular expression: %v", expr, strings.TrimPrefix(err.Error(), "error parsing regexp: "))}
+	}
+	re, err := regexp.Compile("^(?:" + expr + ")$")
+	if err != nil {
+		return nil, &ConfigError{Field: field, Reason: fmt.Sprintf("%q is not a regular expression: %v", expr, err)}
+	}
+	return re, nil
+}
+
+// settings is the selection and naming every running instance must share.
+func (c *compiled) settings(sourceCluster string) Settings {
+	s := Settings{Version: 1, SourceCluster: sourceCluster, Topics: c.Topics, TopicsExclude: c.TopicsExclude, Naming: string(c.Naming)}
+	if c.Naming == NamingPrefix {
+		s.SourceAlias = c.SourceAlias
+	}
+	if len(c.TopicMapping) > 0 {
+		s.TopicMapping = c.TopicMapping
+	}
+	return s
+}
+
+// fingerprint is a short stable hash of s (maps marshal sorted).
+func (s Settings) fingerprint() string {
+	sum := sha256.Sum256(encodeJSON(s))
+	return hex.EncodeToString(sum[:6])
 }
 
 func hasEmpty(ss []string) bool {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -23,6 +25,9 @@ type copier struct {
 	// that returned records for it left unread below its last stable
 	// offset: 0 (or a few trailing transaction markers) means caught up.
 	behind map[tp]int64
+	// ids are the topic ids openSource checked, per source partition:
+	// every fetch and every checkpoint is held to them.
+	ids map[tp]partIdentity
 }
 
 // caughtUpSlack is how many offsets a partition may be behind its last
@@ -57,6 +62,7 @@ type pending struct {
 	dst               string
 	next              int64 // next source offset once committed
 	srcFirst, srcLast int64 // -1 when no record copied
+	srcEpoch          int32 // leader epoch of the record at srcLast
 	dstFirst, dstLast int64 // filled by produce promises
 	oldest            time.Time
 	records, bytes    int
@@ -102,8 +108,16 @@ func (s *copier) copy(ctx context.Context, parts []partitionPlan, changed <-chan
 	}
 	defer src.Close()
 	defer func() {
+		// Partitions that left the shard's plan are no longer reported;
+		// the others keep their lag while the shard restarts.
+		var now []partitionPlan
+		if p, _ := r.currentPlan(); p != nil {
+			now = p.shards[w.shard]
+		}
 		for _, p := range parts {
-			r.m.dropLag(p.Topic, p.Partition)
+			if !slices.ContainsFunc(now, func(q partitionPlan) bool { return q.Topic == p.Topic && q.Partition == p.Partition }) {
+				r.forget(tp{p.Topic, p.Partition})
+			}
 		}
 	}()
 	dst := make(map[tp]string, len(parts))
@@ -161,7 +175,12 @@ func (s *copier) copy(ctx context.Context, parts []partitionPlan, changed <-chan
 		fs := src.PollRecords(pctx, r.cfg.BatchMaxRecords-b.records)
 		idle := pctx.Err() != nil && ctx.Err() == nil && wait >= idleClearsBehind && fs.NumRecords() == 0
 		pcancel()
-		if err := s.fetchError(ctx, fs); err != nil {
+		if err := s.fetchError(fs); err != nil {
+			if ctx.Err() != nil {
+				// Stopping: commit what earlier, clean polls added,
+				// never this poll's records.
+				continue
+			}
 			return err
 		}
 		if idle {
@@ -178,6 +197,9 @@ func (s *copier) copy(ctx context.Context, parts []partitionPlan, changed <-chan
 				s.behind[p] = max(0, end-(fp.Records[n-1].Offset+1))
 			}
 		})
+		if idle || (!b.open && fs.NumRecords() == 0 && s.caughtUp()) {
+			w.status.progressed() // nothing to copy: caught up
+		}
 		var perr error
 		fs.EachRecord(func(rec *kgo.Record) {
 			if perr == nil {
@@ -231,7 +253,7 @@ func (s *copier) add(ctx context.Context, b *batch, rec *kgo.Record, dst string)
 	p := tp{rec.Topic, rec.Partition}
 	pp := b.parts[p]
 	if pp == nil {
-		pp = &pending{dst: dst, srcFirst: -1, srcLast: -1, dstFirst: -1, dstLast: -1}
+		pp = &pending{dst: dst, srcFirst: -1, srcLast: -1, srcEpoch: -1, dstFirst: -1, dstLast: -1}
 		b.parts[p] = pp
 	}
 	pp.next = rec.Offset + 1
@@ -254,7 +276,7 @@ func (s *copier) add(ctx context.Context, b *batch, rec *kgo.Record, dst string)
 		pp.srcFirst = rec.Offset
 		pp.oldest = rec.Timestamp
 	}
-	pp.srcLast = rec.Offset
+	pp.srcLast, pp.srcEpoch = rec.Offset, rec.LeaderEpoch
 	size := recordSize(rec)
 	pp.records++
 	pp.bytes += size
@@ -331,7 +353,12 @@ func (s *copier) commit(ctx context.Context, b *batch) error {
 	began := time.Now()
 	cps := make(map[tp]Checkpoint, len(b.parts))
 	for p, pp := range b.parts {
-		cp := Checkpoint{Next: pp.next, SrcFirst: pp.srcFirst, SrcLast: pp.srcLast, DstTopic: pp.dst, DstFirst: -1, DstLast: -1}
+		id := s.ids[p]
+		cp := Checkpoint{Next: pp.next, SrcFirst: pp.srcFirst, SrcLast: pp.srcLast, DstTopic: pp.dst, DstFirst: -1, DstLast: -1,
+			SrcTopicID: id.srcID, DstTopicID: id.dstID, SrcEpoch: pp.srcEpoch}
+		if pp.srcLast < 0 {
+			cp.SrcEpoch = -1
+		}
 		cps[p] = cp
 		s.prod.Produce(ctx, &kgo.Record{
 			Topic:     r.cfg.checkpointTopic(),
@@ -397,18 +424,38 @@ func (s *copier) commit(ctx context.Context, b *batch) error {
 			r.m.records.WithLabelValues(p.topic).Add(float64(pp.records))
 			r.m.bytes.WithLabelValues(p.topic).Add(float64(pp.bytes))
 			r.m.e2eLatency.Observe(now.Sub(pp.oldest).Seconds())
+			r.progress.records.Add(int64(pp.records))
 		}
-		if h, ok := s.hwm[p]; ok {
-			r.m.setLag(p.topic, p.partition, max(0, h-cp.Next))
+		h, ok := s.hwm[p]
+		if !ok {
+			h = -1
 		}
+		r.position(w.shard, p, cp.Next, h)
 	}
+	w.status.progressed()
 	return nil
 }
 
-// fetchError returns the first real error of a poll: the poll's own deadline
-// is not one.
-func (s *copier) fetchError(ctx context.Context, fs kgo.Fetches) error {
+// fetchError returns the first real error of a poll: the poll's own
+// deadline is not one. A fetched topic whose id is not the one the session
+// checked (the topic was recreated under the session) ends the session.
+// Data loss seen while fetching (the source log start passed the position)
+// is a SourceGapError, or with AllowDataLoss logged, counted and skipped:
+// the client has moved to the new log start.
+func (s *copier) fetchError(fs kgo.Fetches) error {
+	w, r := s.w, s.w.r
 	var first error
+	fs.EachTopic(func(ft kgo.FetchTopic) {
+		got := topicIDString(ft.TopicID)
+		for _, fp := range ft.Partitions {
+			want, ok := s.ids[tp{ft.Topic, fp.Partition}]
+			if first == nil && ok && got != "" && want.srcID != "" && got != want.srcID {
+				// Not fatal here: the next session compares the
+				// checkpoints with the new id and says what to do.
+				first = fmt.Errorf("fetch source topic %s partition %d: the topic's id changed from %s to %s under the session (recreated)", ft.Topic, fp.Partition, want.srcID, got)
+			}
+		}
+	})
 	fs.EachError(func(t string, p int32, err error) {
 		if first != nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 			return
@@ -416,27 +463,104 @@ func (s *copier) fetchError(ctx context.Context, fs kgo.Fetches) error {
 		var dl *kgo.ErrDataLoss
 		switch {
 		case errors.As(err, &dl):
-			first = &SourceGapError{Topic: t, Partition: p, Offset: dl.ConsumedTo, LogStartOffset: -1, Err: err}
+			gap := &SourceGapError{Topic: t, Partition: p, Offset: dl.ConsumedTo, LogStartOffset: -1, Err: err}
+			if !r.cfg.AllowDataLoss {
+				first = gap
+				return
+			}
+			w.log.Warn("skipping source offsets lost while fetching (AllowDataLoss)", "topic", t, "partition", p, "offset", dl.ConsumedTo, "resumed_at", dl.ResetTo, "err", gap)
+			r.m.skipped.WithLabelValues(t, "source_gap").Add(float64(max(1, dl.ResetTo-dl.ConsumedTo)))
 		case errors.Is(err, kerr.OffsetOutOfRange):
 			// Retention may have passed us; the next session's
 			// openSource decides with fresh log start offsets.
 			first = fmt.Errorf("fetch source topic %s partition %d: %w", t, p, err)
+		case errors.Is(err, kerr.UnknownTopicID) || errors.Is(err, kerr.InconsistentTopicID):
+			// The topic was deleted (and perhaps recreated) under the
+			// session: the next session checks its id against the
+			// checkpoint.
+			first = fmt.Errorf("fetch source topic %s partition %d: the topic was deleted or recreated: %w", t, p, err)
 		default:
 			first = asAuth("source", "fetching "+t, fmt.Errorf("fetch source topic %s partition %d: %w", t, p, err))
 		}
 	})
-	if first != nil && ctx.Err() != nil {
-		return nil
-	}
 	return first
 }
 
+// partIdentity is what a session checked a partition's topics to be.
+type partIdentity struct {
+	srcID, dstID string
+}
+
+// currentIDs lists the topic ids of the given source and destination
+// topics, fresh (not from the plan, which may be a refresh old).
+func (s *copier) currentIDs(ctx context.Context, parts []partitionPlan) (src, dst map[string]string, err error) {
+	r := s.w.r
+	var srcTopics, dstTopics []string
+	for _, p := range parts {
+		if !slices.Contains(srcTopics, p.Topic) {
+			srcTopics = append(srcTopics, p.Topic)
+		}
+		if !slices.Contains(dstTopics, p.DstTopic) {
+			dstTopics = append(dstTopics, p.DstTopic)
+		}
+	}
+	sm, err := r.srcAdm.ListTopics(ctx, srcTopics...)
+	if err != nil {
+		return nil, nil, asAuth("source", "describing topics", fmt.Errorf("describe source topics: %w", err))
+	}
+	dm, err := r.dstAdm.ListTopics(ctx, dstTopics...)
+	if err != nil {
+		return nil, nil, asAuth("destination", "describing topics", fmt.Errorf("describe destination topics: %w", err))
+	}
+	src, dst = make(map[string]string), make(map[string]string)
+	for _, t := range srcTopics {
+		td, ok := sm[t]
+		if !ok || td.Err != nil {
+			return nil, nil, fmt.Errorf("describe source topic %s: %v", t, td.Err)
+		}
+		src[t] = topicIDString(td.ID)
+	}
+	for _, t := range dstTopics {
+		td, ok := dm[t]
+		if !ok || td.Err != nil {
+			return nil, nil, fmt.Errorf("describe destination topic %s: %v", t, td.Err)
+		}
+		dst[t] = topicIDString(td.ID)
+	}
+	return src, dst, nil
+}
+
+// checkIdentity compares partition p's checkpoint with the topics it now
+// points at and returns the IdentityError of the first mismatch, or nil.
+// Ids that are unknown on either side (a checkpoint of reo before version
+// 2, a cluster that reports no ids) are not compared.
+func checkIdentity(p partitionPlan, cp Checkpoint, srcID, dstID string) *IdentityError {
+	e := &IdentityError{Topic: p.Topic, Partition: p.Partition, Offset: cp.Next, DestTopic: p.DstTopic}
+	switch {
+	case cp.SrcTopicID != "" && srcID != "" && cp.SrcTopicID != srcID:
+		e.Kind, e.Was, e.Now = SourceRecreated, cp.SrcTopicID, srcID
+	case cp.DstTopic != "" && cp.DstTopic != p.DstTopic:
+		e.Kind, e.Was, e.Now = DestChanged, cp.DstTopic, p.DstTopic
+	case cp.DstTopicID != "" && dstID != "" && cp.DstTopicID != dstID:
+		e.Kind, e.Was, e.Now = DestRecreated, cp.DstTopicID, dstID
+	default:
+		return nil
+	}
+	return e
+}
+
 // openSource starts a source client at the committed position of each
-// partition, after checking that nothing between the checkpoint and the
-// source log start was lost, and that partitions without a checkpoint go to
-// empty destination partitions.
+// partition, after checking that each checkpoint still describes the
+// topics it points at (identity), that the source was not truncated below
+// it (leader epoch), that nothing between the checkpoint and the source
+// log start was lost, and that partitions without a checkpoint go to empty
+// destination partitions.
 func (s *copier) openSource(ctx context.Context, parts []partitionPlan) (*kgo.Client, error) {
 	w, r := s.w, s.w.r
+	srcIDs, dstIDs, err := s.currentIDs(ctx, parts)
+	if err != nil {
+		return nil, err
+	}
 	topics := make([]string, 0)
 	seen := make(map[string]bool)
 	for _, p := range parts {
@@ -445,26 +569,55 @@ func (s *copier) openSource(ctx context.Context, parts []partitionPlan) (*kgo.Cl
 			topics = append(topics, p.Topic)
 		}
 	}
-	starts, err := r.srcAdm.ListStartOffsets(ctx, topics...)
-	if err != nil {
+	// Partitions of these topics in other shards may be unavailable:
+	// only this shard's partitions are judged (partialOffsets).
+	starts, err := partialOffsets(r.srcAdm.ListStartOffsets(ctx, topics...))
+	if starts == nil {
 		return nil, asAuth("source", "listing offsets", fmt.Errorf("list source start offsets: %w", err))
 	}
-	ends, err := r.srcAdm.ListEndOffsets(ctx, topics...)
-	if err != nil {
+	ends, err := partialOffsets(r.srcAdm.ListEndOffsets(ctx, topics...))
+	if ends == nil {
 		return nil, asAuth("source", "listing offsets", fmt.Errorf("list source end offsets: %w", err))
 	}
 	offsets := make(map[string]map[int32]kgo.Offset)
 	var fresh []tp // destination partitions to check for existing data
 	freshSrc := make(map[tp]tp)
+	resynced := make(map[tp]*IdentityError)
+	epochs := make(map[tp]Checkpoint) // checkpoints whose epoch to check
+	s.ids = make(map[tp]partIdentity, len(parts))
 	for _, p := range parts {
 		k := tp{p.Topic, p.Partition}
+		s.ids[k] = partIdentity{srcID: srcIDs[p.Topic], dstID: dstIDs[p.DstTopic]}
 		st, ok := starts.Lookup(p.Topic, p.Partition)
 		if !ok || st.Err != nil {
-			return nil, asAuth("source", "listing offsets", fmt.Errorf("list start offset of source topic %s partition %d: %v", p.Topic, p.Partition, st.Err))
+			why := st.Err
+			if !ok {
+				why = fmt.Errorf("not answered (%v)", err)
+			}
+			return nil, asAuth("source", "listing offsets", fmt.Errorf("list start offset of source topic %s partition %d: %w", p.Topic, p.Partition, why))
 		}
 		next := st.Offset
-		if cp, ok := s.committed[k]; ok {
+		cp, ok := s.committed[k]
+		if ok {
+			if ie := checkIdentity(p, cp, srcIDs[p.Topic], dstIDs[p.DstTopic]); ie != nil {
+				if !r.cfg.ResyncChangedTopics {
+					return nil, ie
+				}
+				// Copy again from the log start; the destination
+				// partition must be empty, as for a new partition.
+				w.log.Warn("checkpoint no longer matches its topics; copying the partition again from its log start (ResyncChangedTopics)",
+					"topic", p.Topic, "partition", p.Partition, "dest_topic", p.DstTopic, "problem", ie.Kind, "was", ie.Was, "now", ie.Now, "checkpoint", cp.Next)
+				r.m.resyncs.WithLabelValues(p.Topic, ie.Kind).Inc()
+				delete(s.committed, k)
+				resynced[tp{p.DstTopic, p.Partition}] = ie
+				ok = false
+			}
+		}
+		if ok {
 			next = cp.Next
+			if cp.SrcEpoch >= 0 && cp.SrcLast >= 0 {
+				epochs[k] = cp
+			}
 			if next < st.Offset {
 				gap := &SourceGapError{Topic: p.Topic, Partition: p.Partition, Offset: next, LogStartOffset: st.Offset}
 				if !r.cfg.AllowDataLoss {
@@ -474,7 +627,11 @@ func (s *copier) openSource(ctx context.Context, parts []partitionPlan) (*kgo.Cl
 				r.m.skipped.WithLabelValues(p.Topic, "source_gap").Add(float64(st.Offset - next))
 				next = st.Offset
 			}
-			if end, ok := ends.Lookup(p.Topic, p.Partition); ok && end.Err == nil && next > end.Offset {
+			end, ok := ends.Lookup(p.Topic, p.Partition)
+			if !ok || end.Err != nil {
+				return nil, asAuth("source", "listing offsets", fmt.Errorf("list end offset of source topic %s partition %d: %v %v", p.Topic, p.Partition, end.Err, err))
+			}
+			if next > end.Offset {
 				trunc := &SourceTruncatedError{Topic: p.Topic, Partition: p.Partition, Offset: next, LogEndOffset: end.Offset}
 				if !r.cfg.AllowDataLoss {
 					return nil, trunc
@@ -492,6 +649,14 @@ func (s *copier) openSource(ctx context.Context, parts []partitionPlan) (*kgo.Cl
 			offsets[p.Topic] = make(map[int32]kgo.Offset)
 		}
 		offsets[p.Topic][p.Partition] = kgo.NewOffset().At(next)
+		end := int64(-1)
+		if e, ok := ends.Lookup(p.Topic, p.Partition); ok && e.Err == nil {
+			end = e.Offset
+		}
+		r.position(w.shard, k, next, end)
+	}
+	if err := s.checkEpochs(ctx, epochs); err != nil {
+		return nil, err
 	}
 	if len(fresh) > 0 && !r.cfg.AllowNonEmptyDestination {
 		has, err := r.hasCommittedData(ctx, fresh)
@@ -501,7 +666,11 @@ func (s *copier) openSource(ctx context.Context, parts []partitionPlan) (*kgo.Cl
 		for _, d := range fresh {
 			if has[d] {
 				src := freshSrc[d]
-				return nil, &NonEmptyDestinationError{Topic: src.topic, Partition: src.partition, DestTopic: d.topic}
+				ne := &NonEmptyDestinationError{Topic: src.topic, Partition: src.partition, DestTopic: d.topic}
+				if ie := resynced[d]; ie != nil {
+					ne.Resync = ie.Kind
+				}
+				return nil, ne
 			}
 		}
 	}
@@ -525,4 +694,48 @@ func (s *copier) openSource(ctx context.Context, parts []partitionPlan) (*kgo.Cl
 	}
 	w.log.Debug("copying", "partitions", len(parts))
 	return cl, nil
+}
+
+// checkEpochs asks the source, for each checkpoint, where the leader epoch
+// of the last record it copied ends (KIP-320). An end at or below that
+// record's offset means the source log was truncated below what reo copied
+// (an unclean leader election): the records reo copied are no longer the
+// source's, and resuming would skip the ones that replaced them.
+func (s *copier) checkEpochs(ctx context.Context, cps map[tp]Checkpoint) error {
+	if len(cps) == 0 {
+		return nil
+	}
+	w, r := s.w, s.w.r
+	req := make(kadm.OffsetForLeaderEpochRequest)
+	for p, cp := range cps {
+		if req[p.topic] == nil {
+			req[p.topic] = make(map[int32]int32)
+		}
+		req[p.topic][p.partition] = cp.SrcEpoch
+	}
+	resp, err := r.srcAdm.OffsetForLeaderEpoch(ctx, req)
+	if err != nil && isAuth(err) {
+		return asAuth("source", "checking leader epochs", err)
+	}
+	for p, cp := range cps {
+		got, ok := resp[p.topic][p.partition]
+		if !ok || got.Err != nil {
+			why := err
+			if ok {
+				why = got.Err
+			}
+			w.log.Warn("cannot check the source for truncation below the checkpoint (leader epoch)", "topic", p.topic, "partition", p.partition, "epoch", cp.SrcEpoch, "err", why)
+			continue
+		}
+		if got.EndOffset < 0 || got.EndOffset > cp.SrcLast {
+			continue
+		}
+		trunc := &SourceTruncatedError{Topic: p.topic, Partition: p.partition, Offset: cp.Next, LogEndOffset: -1, Epoch: cp.SrcEpoch, EpochEnd: got.EndOffset, SrcLast: cp.SrcLast}
+		if !r.cfg.AllowDataLoss {
+			return trunc
+		}
+		w.log.Warn("source truncated below the checkpoint; resuming at the checkpoint (AllowDataLoss)", "topic", p.topic, "partition", p.partition, "err", trunc)
+		r.m.skipped.WithLabelValues(p.topic, "source_truncated").Inc()
+	}
+	return nil
 }

@@ -43,10 +43,19 @@ type SourceTruncatedError struct {
 	Topic        string
 	Partition    int32
 	Offset       int64 // the checkpoint's next offset
-	LogEndOffset int64 // the source high watermark, below Offset
+	LogEndOffset int64 // the source high watermark, below Offset; -1 when found by epoch
+	// Found by leader epoch (KIP-320): the source says epoch Epoch ends at
+	// EpochEnd, at or below SrcLast, the last record reo copied.
+	Epoch    int32
+	EpochEnd int64
+	SrcLast  int64
 }
 
 func (e *SourceTruncatedError) Error() string {
+	if e.LogEndOffset < 0 {
+		return fmt.Sprintf("source truncated on topic %s partition %d: reo copied up to offset %d in leader epoch %d, but the source now ends that epoch at offset %d (unclean leader election?): the source replaced records reo already copied; set AllowDataLoss / --allow-data-loss to resume at the checkpoint %d anyway",
+			e.Topic, e.Partition, e.SrcLast, e.Epoch, e.EpochEnd, e.Offset)
+	}
 	return fmt.Sprintf("source truncated on topic %s partition %d offset %d: the checkpoint is beyond the source log end %d (topic recreated or unclean leader election?); set AllowDataLoss / --allow-data-loss to resume at the log end", e.Topic, e.Partition, e.Offset, e.LogEndOffset)
 }
 
@@ -91,11 +100,129 @@ type NonEmptyDestinationError struct {
 	Topic     string
 	Partition int32
 	DestTopic string
+	Resync    string // the IdentityError kind that led to a resync, if any
 }
 
 func (e *NonEmptyDestinationError) Error() string {
+	if e.Resync != "" {
+		return fmt.Sprintf("%s: topic %s partition %d is to be copied again from its log start (--resync-changed-topics) but destination topic %s partition %d already holds committed records: delete destination topic %s first (reo recreates it), or add --allow-nonempty-destination to append after them",
+			e.Resync, e.Topic, e.Partition, e.DestTopic, e.Partition, e.DestTopic)
+	}
 	return fmt.Sprintf("topic %s partition %d has no checkpoint but destination topic %s partition %d already holds committed records: copying would duplicate them (checkpoints lost, or replication renamed?); set AllowNonEmptyDestination / --allow-nonempty-destination to copy anyway",
 		e.Topic, e.Partition, e.DestTopic, e.Partition)
+}
+
+// Mismatch kinds of an IdentityError.
+const (
+	// SourceRecreated: the source topic's id differs from the checkpoint's:
+	// the topic was deleted and recreated under the same name.
+	SourceRecreated = "source topic recreated"
+	// DestRecreated: the destination topic's id differs from the
+	// checkpoint's: it was deleted (and recreated by reo or someone).
+	DestRecreated = "destination topic recreated"
+	// DestChanged: the configuration now sends the source topic to another
+	// destination topic than the checkpoint was written with (naming,
+	// source alias, dest topic or mapping changed).
+	DestChanged = "destination changed"
+)
+
+// IdentityError means a checkpoint no longer describes what it points at:
+// the source topic was recreated, the destination topic was recreated or
+// deleted, or the replication now writes to another destination topic.
+// Resuming from it would skip records (the recreated source's first Offset
+// records, or everything the old destination held), so the shard stops
+// unless Config.ResyncChangedTopics is set; then the partition is copied
+// again from its source log start into a destination partition that must
+// hold no committed records.
+type IdentityError struct {
+	Kind      string // SourceRecreated, DestRecreated or DestChanged
+	Topic     string // source topic
+	Partition int32
+	Offset    int64  // the checkpoint's next source offset
+	Was, Now  string // topic ids (recreated) or destination topics (changed)
+	DestTopic string // the destination topic now configured
+}
+
+func (e *IdentityError) Error() string {
+	head := fmt.Sprintf("%s: topic %s partition %d has a checkpoint at source offset %d", e.Kind, e.Topic, e.Partition, e.Offset)
+	switch e.Kind {
+	case SourceRecreated:
+		return head + fmt.Sprintf(" of a topic with id %s, but topic %s now has id %s (it was deleted and recreated): resuming there would skip the new topic's first %d offsets. Options: restart with --resync-changed-topics after deleting destination topic %s (reo recreates it and copies the new source topic from its start), or add --allow-nonempty-destination as well to append the new topic's records after the old ones",
+			e.Was, e.Topic, e.Now, e.Offset, e.DestTopic)
+	case DestRecreated:
+		return head + fmt.Sprintf(" in destination topic %s with id %s, but that topic now has id %s (it was deleted, and recreated empty): the records copied before are no longer there. Options: restart with --resync-changed-topics to copy the source again from its log start into it",
+			e.DestTopic, e.Was, e.Now)
+	default:
+		return head + fmt.Sprintf(" written to destination topic %s, but the configuration now sends it to %s (--naming, --source-alias, --dest-topic or the topic mapping changed): everything before offset %d would be missing there. Options: restore the previous setting; or restart with --resync-changed-topics to copy the source from its log start into %s (which must hold no records); or use a new --name for a new replication",
+			e.Was, e.Now, e.Offset, e.Now)
+	}
+}
+
+// ReplicationIdentityError means the destination already holds a
+// replication of this name that copies from another source cluster. Two
+// replications into one destination need two names.
+type ReplicationIdentityError struct {
+	Name             string
+	Existing         ReplicationIdentity
+	SourceCluster    string // this instance's source cluster id
+	SourceBootstrap  string
+	LegacyCheckpoint bool // Existing was inferred from checkpoints of an earlier reo
+}
+
+func (e *ReplicationIdentityError) Error() string {
+	what := fmt.Sprintf("copies from source cluster %s (bootstrap %s, since %s)", e.Existing.SourceCluster, e.Existing.SourceBootstrap, e.Existing.Since)
+	if e.LegacyCheckpoint {
+		what = fmt.Sprintf("holds checkpoints of source cluster %s", e.Existing.SourceCluster)
+	}
+	return fmt.Sprintf("replication %q on the destination %s, but this instance's source is cluster %s (bootstrap %s): two replications into one destination need two names; start this one with another --name (for example --name %s-%s)",
+		e.Name, what, e.SourceCluster, e.SourceBootstrap, e.Name, shortID(e.SourceCluster))
+}
+
+// SettingsConflictError means instances of one replication run at the same
+// time with different topic selection or naming: they would split the
+// shards and copy different things. Stop every instance and start them with
+// the same settings; changing the settings of a stopped replication is
+// normal.
+type SettingsConflictError struct {
+	Name   string
+	Ours   Settings
+	Theirs *Settings // nil when the running instances' settings are not recorded
+}
+
+func (e *SettingsConflictError) Error() string {
+	theirs := "different ones (not recorded)"
+	if e.Theirs != nil {
+		theirs = describeSettings(*e.Theirs)
+	}
+	return fmt.Sprintf("other running instances of replication %q use other settings: theirs %s, this instance's %s; every instance of a replication must select and name topics the same way (stop them all to change settings, or use another --name for a separate replication)",
+		e.Name, theirs, describeSettings(e.Ours))
+}
+
+func describeSettings(s Settings) string {
+	out := fmt.Sprintf("{topics=%q topics-exclude=%q naming=%s", s.Topics, s.TopicsExclude, s.Naming)
+	if s.Naming == string(NamingPrefix) {
+		out += fmt.Sprintf(" source-alias=%s", s.SourceAlias)
+	}
+	if len(s.TopicMapping) > 0 {
+		out += fmt.Sprintf(" mapping=%v", s.TopicMapping)
+	}
+	return out + "}"
+}
+
+func shortID(id string) string {
+	var b []byte
+	for _, c := range []byte(id) {
+		if len(b) == 6 {
+			break
+		}
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' {
+			b = append(b, c)
+		}
+	}
+	if len(b) == 0 {
+		return "2"
+	}
+	return string(b)
 }
 
 // AuthError is an authentication or authorization failure against one of the
@@ -125,10 +252,14 @@ func fatal(err error) bool {
 		auth  *AuthError
 		cfg   *ConfigError
 		sc    *shardCountError
+		ide   *IdentityError
+		rid   *ReplicationIdentityError
+		set   *SettingsConflictError
+		own   *OwnTopicDeletedError
 	)
 	return errors.As(err, &gap) || errors.As(err, &trunc) || errors.As(err, &large) || errors.As(err, &count) ||
 		errors.As(err, &dec) || errors.As(err, &ne) || errors.As(err, &auth) ||
-		errors.As(err, &cfg) || errors.As(err, &sc)
+		errors.As(err, &cfg) || errors.As(err, &sc) || errors.As(err, &ide) || errors.As(err, &rid) || errors.As(err, &set) || errors.As(err, &own)
 }
 
 // fenced reports whether err means another producer took this shard's

@@ -21,10 +21,13 @@ type metrics struct {
 	skipped       *prometheus.CounterVec   // topic, reason
 	restarts      *prometheus.CounterVec   // reason
 	ready         prometheus.GaugeFunc     //
+	reasons       prometheus.GaugeFunc     //
+	blocked       prometheus.Gauge         //
+	resyncs       *prometheus.CounterVec   // topic, reason
 	all           []prometheus.Collector   //
 }
 
-func newMetrics(reg prometheus.Registerer, ready func() bool) (*metrics, error) {
+func newMetrics(reg prometheus.Registerer, ready func() bool, reasons func() float64) (*metrics, error) {
 	m := &metrics{
 		records: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "reo_records_replicated_total", Help: "Records committed to the destination, by source topic.",
@@ -51,7 +54,7 @@ func newMetrics(reg prometheus.Registerer, ready func() bool) (*metrics, error) 
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 20),
 		}),
 		lag: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "reo_partition_lag_records", Help: "Source high watermark minus the next offset to copy, for partitions this instance owns, updated at each commit. A partition whose log ends with transaction markers or aborted records stays at a small positive value.",
+			Name: "reo_partition_lag_records", Help: "Source high watermark minus the next offset to copy, for partitions of the shards this instance owns, updated at each commit and each topic refresh (so it grows while a shard cannot commit). A partition whose log ends with transaction markers or aborted records stays at a small positive value.",
 		}, []string{"topic", "partition"}),
 		shardsOwned: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "reo_shards_owned", Help: "Shards this instance owns.",
@@ -63,7 +66,7 @@ func newMetrics(reg prometheus.Registerer, ready func() bool) (*metrics, error) 
 			Name: "reo_shard_restarts_total", Help: "Shard workers restarted from their checkpoint, by reason (error, fenced).",
 		}, []string{"reason"}),
 		ready: prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "reo_ready", Help: "1 when connected to both clusters and the ownership group is joined.",
+			Name: "reo_ready", Help: "1 when /readyz says ready: both clusters answer, the ownership group is joined, every selected topic is copied and every owned shard is making progress or caught up.",
 		}, func() float64 {
 			if ready() {
 				return 1
@@ -71,7 +74,16 @@ func newMetrics(reg prometheus.Registerer, ready func() bool) (*metrics, error) 
 			return 0
 		}),
 	}
-	m.all = []prometheus.Collector{m.records, m.bytes, m.committed, m.aborted, m.commitLatency, m.commitPhase,
+	m.reasons = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "reo_unready_reasons", Help: "How many reasons /readyz gives for not being ready (0 when ready).",
+	}, reasons)
+	m.blocked = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "reo_topics_blocked", Help: "Selected source topics not copied now (their destination topic cannot be created, grown or described); /readyz names them and why.",
+	})
+	m.resyncs = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "reo_resyncs_total", Help: "Source partitions copied again from their log start because their checkpoint no longer matched (ResyncChangedTopics), by source topic and reason.",
+	}, []string{"topic", "reason"})
+	m.all = []prometheus.Collector{m.reasons, m.blocked, m.resyncs, m.records, m.bytes, m.committed, m.aborted, m.commitLatency, m.commitPhase,
 		m.e2eLatency, m.lag, m.shardsOwned, m.skipped, m.restarts, m.ready}
 	if reg == nil {
 		return m, nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -17,32 +18,40 @@ import (
 // wait explicitly with a deadline.
 func (r *Replicator) waitStable(ctx context.Context, topic string, partition int32) (start, end int64, err error) {
 	deadline := time.Now().Add(r.cfg.TransactionTimeout + 30*time.Second)
+	// Offsets are read for the whole topic (one request per leader) but
+	// judged only for the partition asked for: another partition being
+	// unavailable (its leader down) must not stop this one.
+	lookup := func(what string, l kadm.ListedOffsets, err error) (int64, error) {
+		l, others := partialOffsets(l, err)
+		if l == nil {
+			return 0, asAuth("destination", "listing offsets of "+topic, fmt.Errorf("list %s offsets of %s: %w", what, topic, others))
+		}
+		o, ok := l.Lookup(topic, partition)
+		if !ok {
+			return 0, fmt.Errorf("list %s offset of %s partition %d: not answered (%v)", what, topic, partition, others)
+		}
+		if o.Err != nil {
+			return 0, asAuth("destination", "listing offsets of "+topic, fmt.Errorf("list %s offset of %s partition %d: %w", what, topic, partition, o.Err))
+		}
+		return o.Offset, nil
+	}
 	for {
 		hwm, err := r.dstAdm.ListEndOffsets(ctx, topic)
-		if err == nil {
-			err = hwm.Error()
-		}
+		h, err := lookup("end", hwm, err)
 		if err != nil {
-			return 0, 0, asAuth("destination", "listing offsets of "+topic, fmt.Errorf("list end offsets of %s: %w", topic, err))
+			return 0, 0, err
 		}
 		lso, err := r.dstAdm.ListCommittedOffsets(ctx, topic)
-		if err == nil {
-			err = lso.Error()
-		}
+		l, err := lookup("stable", lso, err)
 		if err != nil {
-			return 0, 0, asAuth("destination", "listing offsets of "+topic, fmt.Errorf("list stable offsets of %s: %w", topic, err))
+			return 0, 0, err
 		}
-		h, ok1 := hwm.Lookup(topic, partition)
-		l, ok2 := lso.Lookup(topic, partition)
-		if !ok1 || !ok2 {
-			return 0, 0, fmt.Errorf("list offsets of %s: partition %d missing", topic, partition)
-		}
-		if l.Offset == h.Offset {
-			end = h.Offset
+		if l == h {
+			end = h
 			break
 		}
 		if time.Now().After(deadline) {
-			return 0, 0, fmt.Errorf("wait for open transactions on %s partition %d to end: stable offset %d still below high watermark %d", topic, partition, l.Offset, h.Offset)
+			return 0, 0, fmt.Errorf("wait for open transactions on %s partition %d to end: stable offset %d still below high watermark %d", topic, partition, l, h)
 		}
 		t := time.NewTimer(100 * time.Millisecond)
 		select {
@@ -53,14 +62,24 @@ func (r *Replicator) waitStable(ctx context.Context, topic string, partition int
 		}
 	}
 	so, err := r.dstAdm.ListStartOffsets(ctx, topic)
-	if err == nil {
-		err = so.Error()
-	}
+	s, err := lookup("start", so, err)
 	if err != nil {
-		return 0, 0, fmt.Errorf("list start offsets of %s: %w", topic, err)
+		return 0, 0, err
 	}
-	s, _ := so.Lookup(topic, partition)
-	return s.Offset, end, nil
+	return s, end, nil
+}
+
+// partialOffsets keeps what a list-offsets call answered when only some
+// brokers failed (a *kadm.ShardErrors: a partition whose leader is down),
+// so that the caller judges the partitions it needs by their own result.
+// It returns nil offsets when the call failed as a whole; others is the
+// error either way, for messages.
+func partialOffsets(l kadm.ListedOffsets, err error) (kadm.ListedOffsets, error) {
+	var se *kadm.ShardErrors
+	if err != nil && (!errors.As(err, &se) || l == nil) {
+		return nil, err
+	}
+	return l, err
 }
 
 // span is a range of offsets [start, end).
@@ -157,6 +176,9 @@ func (w *shardWorker) readCheckpoints(ctx context.Context) (map[tp]Checkpoint, e
 	var decErr error
 	foreign := 0
 	err = r.readCommitted(ctx, map[tp]span{{topic, w.shard}: {start, end}}, func(rec *kgo.Record) bool {
+		if metaKind(rec.Key) != "" {
+			return false // the replication's identity and settings
+		}
 		k, c, err := DecodeCheckpoint(rec.Key, rec.Value)
 		if err != nil {
 			decErr = &CheckpointDecodeError{Topic: topic, Partition: rec.Partition, Offset: rec.Offset, Err: err}

@@ -53,9 +53,25 @@ type Replicator struct {
 	// Set in Run before any worker starts, read-only after.
 	srcClusterID string
 	sameCluster  bool
+	// settings is this instance's selection and naming; knownSettings
+	// are those recorded on the destination, by fingerprint.
+	settings      Settings
+	knownSettings map[string]Settings
 
 	// topics is owned by the topic refresh loop.
 	topics map[string]*topicState
+
+	// healthMu guards what the topic refresh found wrong: blocked maps a
+	// source topic to why it is not copied; selectionNotes are missing
+	// source topics and an empty selection.
+	healthMu       sync.Mutex
+	blocked        map[string]string
+	selectionNotes []string
+	lags     *lagBook
+	progress progress
+
+	// groupTrouble is why the ownership group cannot be joined, "" if none.
+	groupTrouble atomic.Pointer[string]
 
 	// planMu guards plan and planCh. planCh is closed when plan is replaced.
 	planMu sync.Mutex
@@ -100,18 +116,20 @@ func New(cfg Config, opts ...Option) (*Replicator, error) {
 		topics:  make(map[string]*topicState),
 		workers: make(map[int32]*shardWorker),
 		planCh:  make(chan struct{}),
+		lags:    newLagBook(),
 		fatalCh: make(chan error, 1),
 	}
-	if r.m, err = newMetrics(o.reg, r.Ready); err != nil {
+	if r.m, err = newMetrics(o.reg, r.Ready, func() float64 { return float64(len(r.Health().Reasons)) }); err != nil {
 		return nil, fmt.Errorf("register metrics: %w", err)
 	}
 	return r, nil
 }
 
-// Ready reports whether the replicator is connected to both clusters and has
-// joined its ownership group. It is what /readyz serves.
+// Ready reports Health().Ready: connected to both clusters, in the
+// ownership group, every selected topic copied and every owned shard making
+// progress or caught up.
 func (r *Replicator) Ready() bool {
-	return r.srcOK.Load() && r.dstOK.Load() && r.joined.Load()
+	return r.Health().Ready
 }
 
 func (r *Replicator) srcOpts(extra ...kgo.Opt) []kgo.Opt {
@@ -159,6 +177,7 @@ func (r *Replicator) Run(ctx context.Context) (err error) {
 	defer cancel()
 	var bg sync.WaitGroup
 	bg.Go(func() { r.refreshLoop(runCtx) })
+	bg.Go(func() { r.progressLoop(runCtx) })
 
 	grp, err := r.joinGroup()
 	if err != nil {
@@ -167,13 +186,32 @@ func (r *Replicator) Run(ctx context.Context) (err error) {
 		return err
 	}
 	bg.Go(func() {
+		var conflictSince time.Time
 		for runCtx.Err() == nil {
 			// The control topic has no records; polling keeps the
 			// client's group machinery moving and surfaces errors.
 			fs := grp.PollFetches(runCtx)
+			conflict := false
 			fs.EachError(func(t string, p int32, err error) {
 				switch {
 				case errors.Is(err, context.Canceled):
+				case errors.Is(err, kerr.InconsistentGroupProtocol):
+					// Running instances use other settings. A static
+					// member restarted with new settings meets its own
+					// old membership until the session times out, so
+					// the conflict must outlast that to be fatal.
+					conflict = true
+					if conflictSince.IsZero() {
+						conflictSince = time.Now()
+					}
+					cerr := r.settingsConflict(runCtx)
+					why := cerr.Error()
+					r.groupTrouble.Store(&why)
+					if time.Since(conflictSince) > r.cfg.SessionTimeout+5*time.Second {
+						r.fail(cerr)
+					} else {
+						r.log.Warn("ownership group refused this instance's settings; retrying until the session timeout in case the other members are gone", "err", cerr)
+					}
 				case isAuth(err):
 					r.fail(asAuth("destination", "joining group "+r.cfg.groupID(), err))
 				case errors.Is(err, kerr.FencedInstanceID):
@@ -184,6 +222,10 @@ func (r *Replicator) Run(ctx context.Context) (err error) {
 					r.log.Warn("ownership group", "err", err)
 				}
 			})
+			if !conflict && !conflictSince.IsZero() && r.joined.Load() {
+				conflictSince = time.Time{}
+				r.groupTrouble.Store(nil)
+			}
 		}
 	})
 
@@ -257,7 +299,21 @@ func (r *Replicator) tryConnect(ctx context.Context) error {
 	r.srcClusterID = src.Cluster
 	r.sameCluster = src.Cluster != "" && src.Cluster == dst.Cluster
 	r.log.Info("connected", "source_cluster", src.Cluster, "dest_cluster", dst.Cluster)
-	return r.ensureOwnTopics(ctx)
+	if r.sameCluster {
+		// A selection that would copy its own copies is refused before
+		// anything, reo's own topics included, is created.
+		md, err := r.srcAdm.Metadata(ctx)
+		if err != nil {
+			return asAuth("source", "listing topics", fmt.Errorf("list source topics: %w", err))
+		}
+		if err := r.checkLoops(md.Topics); err != nil {
+			return err
+		}
+	}
+	if err := r.ensureOwnTopics(ctx); err != nil {
+		return err
+	}
+	return r.checkIdentity(ctx)
 }
 
 // refreshLoop publishes a new plan every TopicRefreshInterval.
@@ -266,6 +322,9 @@ func (r *Replicator) refreshLoop(ctx context.Context) {
 	defer t.Stop()
 	for {
 		p, err := r.refreshTopics(ctx)
+		if err == nil {
+			err = r.checkOwnTopics(ctx)
+		}
 		switch {
 		case ctx.Err() != nil:
 			return
@@ -277,12 +336,36 @@ func (r *Replicator) refreshLoop(ctx context.Context) {
 		default:
 			r.publish(p)
 		}
+		r.refreshLag(ctx)
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
 	}
+}
+
+// OwnTopicDeletedError means the replication's checkpoint topic was
+// deleted while reo ran: every position is gone. Restarting makes a new
+// replication, which refuses destination partitions that hold records
+// (NonEmptyDestinationError) unless the destination was wiped too.
+type OwnTopicDeletedError struct{ Topic string }
+
+func (e *OwnTopicDeletedError) Error() string {
+	return fmt.Sprintf("checkpoint topic %s was deleted while reo ran: the replication's positions are gone; if the whole destination was wiped, restart reo to copy everything again; otherwise restore the topic or start a new replication (--name) into empty topics", e.Topic)
+}
+
+// checkOwnTopics stops the replicator when its checkpoint topic is gone.
+func (r *Replicator) checkOwnTopics(ctx context.Context) error {
+	topic := r.cfg.checkpointTopic()
+	md, err := r.dstAdm.ListTopics(ctx, topic)
+	if err != nil {
+		return fmt.Errorf("describe %s: %w", topic, err)
+	}
+	if td, ok := md[topic]; !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition) {
+		return &OwnTopicDeletedError{Topic: topic}
+	}
+	return nil
 }
 
 // publish replaces the plan if it changed and wakes the workers.
@@ -337,7 +420,7 @@ func (r *Replicator) joinGroup() (*kgo.Client, error) {
 	opts := []kgo.Opt{
 		kgo.ConsumerGroup(r.cfg.groupID()),
 		kgo.ConsumeTopics(control),
-		kgo.Balancers(kgo.CooperativeStickyBalancer()),
+		kgo.Balancers(settingsBalancer{kgo.CooperativeStickyBalancer(), protocolPrefix + r.settings.fingerprint()}),
 		kgo.DisableAutoCommit(),
 		kgo.SessionTimeout(r.cfg.SessionTimeout),
 		kgo.RebalanceTimeout(r.cfg.SessionTimeout + 10*time.Second),

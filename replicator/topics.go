@@ -2,6 +2,8 @@ package replicator
 
 import (
 	"context"
+	"encoding/base64"
+	"regexp"
 	"errors"
 	"fmt"
 	"slices"
@@ -15,9 +17,11 @@ import (
 
 // partitionPlan is one source partition a shard copies.
 type partitionPlan struct {
-	Topic     string // source topic
-	Partition int32  // same number on both sides
-	DstTopic  string
+	Topic      string // source topic
+	Partition  int32  // same number on both sides
+	DstTopic   string
+	SrcTopicID string // ids as listed when the plan was made ("" if unknown);
+	DstTopicID string // sessions check them again before copying
 }
 
 // plan is what every shard copies. A new plan replaces the old one whole; it
@@ -31,7 +35,8 @@ type plan struct {
 // It is owned by the goroutine running refreshTopics.
 type topicState struct {
 	dst      string
-	verified bool // destination checked: CreateTime, enough partitions
+	srcID    string // the source topic's id when this state was made
+	verified bool   // destination has enough partitions (or reo created it)
 	warned   bool // "more partitions than source" already logged
 	maxBytes int32
 }
@@ -143,52 +148,32 @@ func (r *Replicator) existingShards(ctx context.Context) (n int, from string, er
 
 // refreshTopics lists source topics, creates or grows destination topics, and
 // returns the plan for the topics ready to copy. Errors that need an operator
-// (partition counts, timestamp type, auth) are returned and are fatal; other
-// errors are transient.
+// for the whole replication (partition counts, timestamp type, a
+// configuration that would copy its own copies, auth on the cluster) are
+// returned and are fatal; a topic that cannot be created or grown is
+// reported (log, /readyz, reo_topics_blocked) and left out of the plan while
+// every other topic is copied; other errors are transient.
 func (r *Replicator) refreshTopics(ctx context.Context) (*plan, error) {
 	srcMD, err := r.srcAdm.Metadata(ctx)
 	r.srcOK.Store(err == nil)
 	if err != nil {
 		return nil, asAuth("source", "listing topics", fmt.Errorf("list source topics: %w", err))
 	}
+	blocked := make(map[string]string) // source topic -> why it is not copied now
 
-	wanted := make(map[string]int)    // source topic -> partitions
-	byDest := make(map[string]string) // destination -> source
-	for _, td := range srcMD.Topics {
-		if td.Err != nil {
-			if isAuth(td.Err) {
-				r.log.Warn("source topic not readable, skipping it", "topic", td.Topic, "err", td.Err)
-			}
-			continue
-		}
-		dst, ok := r.cfg.selected(td.Topic, td.IsInternal)
-		if !ok {
-			continue
-		}
-		if other, dup := byDest[dst]; dup {
-			return nil, &ConfigError{Field: "TopicMapping", Reason: fmt.Sprintf("source topics %s and %s would both be replicated to %s", other, td.Topic, dst)}
-		}
-		if r.sameCluster && dst == td.Topic {
-			return nil, &ConfigError{Field: "Naming", Reason: fmt.Sprintf("source and destination are the same cluster (%s) and topic %s would be replicated onto itself", r.srcClusterID, dst)}
-		}
-		byDest[dst] = td.Topic
-		wanted[td.Topic] = len(td.Partitions)
-		if st, ok := r.topics[td.Topic]; !ok || st.dst != dst {
-			r.topics[td.Topic] = &topicState{dst: dst}
-		}
+	sel, err := r.selectTopics(srcMD.Topics, blocked)
+	if err != nil {
+		return nil, err
 	}
-	for t := range r.topics {
-		if _, ok := wanted[t]; !ok {
-			delete(r.topics, t)
-		}
-	}
-	if len(wanted) == 0 {
+	r.noteSelection(srcMD.Topics, sel)
+	if len(sel.wanted) == 0 {
 		r.dstOK.Store(true)
+		r.setBlocked(blocked)
 		return &plan{shards: map[int32][]partitionPlan{}, maxBytes: map[string]int32{}}, nil
 	}
 
-	dstNames := make([]string, 0, len(byDest))
-	for d := range byDest {
+	dstNames := make([]string, 0, len(sel.byDest))
+	for d := range sel.byDest {
 		dstNames = append(dstNames, d)
 	}
 	slices.Sort(dstNames)
@@ -199,116 +184,280 @@ func (r *Replicator) refreshTopics(ctx context.Context) (*plan, error) {
 	}
 
 	var missing []string
+	var present []string
 	for _, d := range dstNames {
 		td, ok := dstMD[d]
-		if !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition) {
-			missing = append(missing, byDest[d])
-		} else if td.Err != nil {
-			return nil, asAuth("destination", "describing topic "+d, fmt.Errorf("describe destination topic %s: %w", d, td.Err))
+		switch {
+		case !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition):
+			missing = append(missing, sel.byDest[d])
+		case td.Err != nil && isAuth(td.Err):
+			blocked[sel.byDest[d]] = fmt.Sprintf("destination topic %s cannot be described: %v (check ACLs)", d, td.Err)
+		case td.Err != nil:
+			blocked[sel.byDest[d]] = fmt.Sprintf("destination topic %s cannot be described: %v", d, td.Err)
+		default:
+			present = append(present, d)
 		}
 	}
 	if len(missing) > 0 {
-		if err := r.createDestTopics(ctx, missing, wanted); err != nil {
-			return nil, err
-		}
+		r.createDestTopics(ctx, missing, sel.wanted, blocked)
 		// Created topics join the plan on the next refresh, once their
 		// metadata is visible.
 	}
+	// Every refresh re-reads the destination configs (one request): a
+	// topic altered to LogAppendTime, or a new max.message.bytes, is seen
+	// within TopicRefreshInterval, not only at start.
+	configs, err := r.destConfigs(ctx, present, blocked, sel.byDest)
+	if err != nil {
+		return nil, err
+	}
 
 	p := &plan{shards: make(map[int32][]partitionPlan), maxBytes: make(map[string]int32)}
-	for _, d := range dstNames {
-		src := byDest[d]
-		td, ok := dstMD[d]
-		if !ok || td.Err != nil {
+	for _, d := range present {
+		src := sel.byDest[d]
+		if _, bad := blocked[src]; bad {
 			continue
 		}
+		td := dstMD[d]
 		st := r.topics[src]
-		srcN, dstN := wanted[src], len(td.Partitions)
+		srcN, dstN := sel.wanted[src], len(td.Partitions)
 		if !st.verified {
 			if dstN < srcN {
 				// First sight of a destination with fewer partitions: grow
 				// it if it is ours (the source grew while no instance was
 				// watching, or between creation and this refresh), refuse
 				// it otherwise.
-				ours, err := r.destIsOurs(ctx, src, dstN)
+				ours, err := r.destIsOurs(ctx, src, d, dstN)
 				if err != nil {
-					return nil, err
+					blocked[src] = fmt.Sprintf("checking whether destination topic %s is this replication's: %v", d, err)
+					continue
 				}
 				if !ours {
 					return nil, &PartitionCountError{SourceTopic: src, SourcePartitions: srcN, DestTopic: d, DestPartitions: dstN}
 				}
-				if err := r.growDest(ctx, src, d, srcN, dstN); err != nil {
-					return nil, err
-				}
+				r.growDest(ctx, src, d, srcN, dstN, blocked)
 				continue // verified on the next refresh, with its new metadata
 			}
-			if err := r.verifyDest(ctx, src, d, srcN, dstN, st); err != nil {
-				return nil, err
-			}
+			st.verified = true
 		} else if dstN < srcN {
 			// The source grew since we verified: grow the destination.
-			if err := r.growDest(ctx, src, d, srcN, dstN); err != nil {
-				return nil, err
-			}
+			r.growDest(ctx, src, d, srcN, dstN, blocked)
 			continue // picked up next refresh, with its new metadata
 		}
+		if ts := configs[d].timestampType; ts != "" && ts != "CreateTime" {
+			return nil, &ConfigError{Field: "TopicMapping", Reason: fmt.Sprintf("destination topic %s has message.timestamp.type=%s; reo keeps source timestamps and needs CreateTime (alter the topic)", d, ts)}
+		}
+		st.maxBytes = configs[d].maxBytes
 		if dstN > srcN && !st.warned {
 			st.warned = true
 			r.log.Warn("destination topic has more partitions than its source; the extra partitions get no records from reo",
 				"topic", src, "dest_topic", d, "source_partitions", srcN, "dest_partitions", dstN)
 		}
 		p.maxBytes[d] = st.maxBytes
+		srcID, dstID := sel.ids[src], topicIDString(td.ID)
 		for part := int32(0); part < int32(srcN); part++ {
 			k := ShardOf(src, part, r.cfg.Shards)
-			p.shards[k] = append(p.shards[k], partitionPlan{Topic: src, Partition: part, DstTopic: d})
+			p.shards[k] = append(p.shards[k], partitionPlan{Topic: src, Partition: part, DstTopic: d, SrcTopicID: srcID, DstTopicID: dstID})
 		}
 	}
+	r.setBlocked(blocked)
 	return p, nil
 }
 
-// verifyDest checks a destination topic the first time this process sees it:
-// enough partitions, CreateTime timestamps; and learns its max.message.bytes.
-func (r *Replicator) verifyDest(ctx context.Context, src, dst string, srcN, dstN int, st *topicState) error {
-	if dstN < srcN {
-		return &PartitionCountError{SourceTopic: src, SourcePartitions: srcN, DestTopic: dst, DestPartitions: dstN}
+// selection is what the configuration selects among the source's topics.
+type selection struct {
+	wanted map[string]int    // source topic -> partitions
+	byDest map[string]string // destination -> source
+	ids    map[string]string // source topic -> topic id
+}
+
+// selectTopics applies the selection to the source's topics, refusing a
+// configuration that would copy a topic onto itself or copy its own
+// copies. Unreadable selected topics are added to blocked.
+func (r *Replicator) selectTopics(topics kadm.TopicDetails, blocked map[string]string) (*selection, error) {
+	sel := &selection{wanted: make(map[string]int), byDest: make(map[string]string), ids: make(map[string]string)}
+	if err := r.checkLoops(topics); err != nil {
+		return nil, err
 	}
-	rcs, err := r.dstAdm.DescribeTopicConfigs(ctx, dst)
-	if err != nil {
-		return asAuth("destination", "describing configs of "+dst, fmt.Errorf("describe configs of destination topic %s: %w", dst, err))
-	}
-	rc, err := rcs.On(dst, nil)
-	if err == nil {
-		err = rc.Err
-	}
-	if err != nil {
-		return asAuth("destination", "describing configs of "+dst, fmt.Errorf("describe configs of destination topic %s: %w", dst, err))
-	}
-	st.maxBytes = defaultMaxMessageBytes
-	for _, c := range rc.Configs {
-		if c.Value == nil {
+	for _, td := range topics.Sorted() {
+		dst, ok := r.cfg.selected(td.Topic, td.IsInternal)
+		if !ok {
 			continue
 		}
-		switch c.Key {
-		case "message.timestamp.type":
-			if *c.Value != "CreateTime" {
-				return &ConfigError{Field: "TopicMapping", Reason: fmt.Sprintf("destination topic %s has message.timestamp.type=%s; reo keeps source timestamps and needs CreateTime (alter the topic)", dst, *c.Value)}
+		if td.Err != nil {
+			why := fmt.Sprintf("source topic cannot be described: %v", td.Err)
+			if isAuth(td.Err) {
+				why += " (check ACLs)"
 			}
-		case "max.message.bytes":
-			if n, err := strconv.ParseInt(*c.Value, 10, 32); err == nil && n > 0 {
-				st.maxBytes = int32(n)
-			}
+			blocked[td.Topic] = why
+			continue
+		}
+		if other, dup := sel.byDest[dst]; dup {
+			return nil, &ConfigError{Field: "TopicMapping", Reason: fmt.Sprintf("source topics %s and %s would both be replicated to %s", other, td.Topic, dst)}
+		}
+		sel.byDest[dst] = td.Topic
+		sel.wanted[td.Topic] = len(td.Partitions)
+		sel.ids[td.Topic] = topicIDString(td.ID)
+		if st, ok := r.topics[td.Topic]; !ok || st.dst != dst || st.srcID != sel.ids[td.Topic] {
+			// A new topic, a new name, or a recreated topic: verify
+			// its destination again.
+			r.topics[td.Topic] = &topicState{dst: dst, srcID: sel.ids[td.Topic]}
 		}
 	}
-	st.verified = true
+	for t := range r.topics {
+		if _, ok := sel.wanted[t]; !ok {
+			delete(r.topics, t)
+		}
+	}
+	return sel, nil
+}
+
+// checkLoops refuses, when source and destination are one cluster, a
+// selection under which a topic would be copied onto itself, or a copy
+// would itself be selected (east.orders -> east.east.orders -> ...). It
+// runs before anything is created.
+func (r *Replicator) checkLoops(topics kadm.TopicDetails) error {
+	if !r.sameCluster {
+		return nil
+	}
+	for _, td := range topics.Sorted() {
+		dst, ok := r.cfg.selected(td.Topic, td.IsInternal)
+		if !ok {
+			continue
+		}
+		if dst == td.Topic {
+			return &ConfigError{Field: "Naming", Reason: fmt.Sprintf("source and destination are the same cluster (%s) and topic %s would be replicated onto itself (use --naming prefix or a --dest-topic)", r.srcClusterID, dst)}
+		}
+		if again, sel := r.cfg.selected(dst, false); sel {
+			return &ConfigError{Field: "Topics", Reason: fmt.Sprintf("source and destination are the same cluster (%s) and %s, the copy of %s, would itself be selected and copied to %s, and so on without end: exclude the copies (for example with --topics-exclude '%s')",
+				r.srcClusterID, dst, td.Topic, again, loopExcludeHint(r.cfg, dst))}
+		}
+	}
 	return nil
 }
 
+func loopExcludeHint(c *compiled, dst string) string {
+	if c.Naming == NamingPrefix {
+		return regexp.QuoteMeta(c.SourceAlias+".") + ".*"
+	}
+	return regexp.QuoteMeta(dst)
+}
+
+// noteSelection records, for /readyz and a warning, source topics named in
+// the configuration that do not exist and a selection that matches nothing.
+func (r *Replicator) noteSelection(topics kadm.TopicDetails, sel *selection) {
+	var notes []string
+	for src := range r.cfg.TopicMapping {
+		if _, ok := topics[src]; !ok {
+			notes = append(notes, fmt.Sprintf("source topic %s does not exist (named by --source-topic or the topic mapping)", src))
+		}
+	}
+	if len(sel.wanted) == 0 {
+		switch {
+		case r.cfg.Topics != "":
+			notes = append(notes, fmt.Sprintf("no source topic matches --topics %q (the source has %d topics)", r.cfg.Topics, len(topics)))
+		case len(notes) == 0:
+			notes = append(notes, "no source topic is selected")
+		}
+	}
+	slices.Sort(notes)
+	r.healthMu.Lock()
+	changed := !slices.Equal(notes, r.selectionNotes)
+	r.selectionNotes = notes
+	r.healthMu.Unlock()
+	if changed {
+		for _, n := range notes {
+			r.log.Warn("selection", "problem", n)
+		}
+		if len(notes) == 0 {
+			r.log.Info("selection", "topics", len(sel.wanted))
+		}
+	}
+}
+
+// setBlocked publishes this refresh's blocked topics, logging each one the
+// first time it is blocked for a reason, and when it is copied again.
+func (r *Replicator) setBlocked(blocked map[string]string) {
+	r.healthMu.Lock()
+	old := r.blocked
+	r.blocked = blocked
+	r.healthMu.Unlock()
+	for t, why := range blocked {
+		if old[t] != why {
+			r.log.Warn("topic not copied; the other topics are", "topic", t, "problem", why)
+		}
+	}
+	for t := range old {
+		if _, ok := blocked[t]; !ok {
+			r.log.Info("topic copied again", "topic", t)
+		}
+	}
+	r.m.blocked.Set(float64(len(blocked)))
+}
+
+// destConfig is what reo needs of a destination topic's configs.
+type destConfig struct {
+	timestampType string
+	maxBytes      int32
+}
+
+// destConfigs describes the given destination topics' configs in one
+// request. A topic whose configs cannot be read is blocked.
+func (r *Replicator) destConfigs(ctx context.Context, dsts []string, blocked map[string]string, byDest map[string]string) (map[string]destConfig, error) {
+	out := make(map[string]destConfig, len(dsts))
+	if len(dsts) == 0 {
+		return out, nil
+	}
+	rcs, err := r.dstAdm.DescribeTopicConfigs(ctx, dsts...)
+	if err != nil {
+		return nil, asAuth("destination", "describing topic configs", fmt.Errorf("describe configs of destination topics: %w", err))
+	}
+	for _, d := range dsts {
+		rc, err := rcs.On(d, nil)
+		if err == nil {
+			err = rc.Err
+		}
+		if err != nil {
+			blocked[byDest[d]] = fmt.Sprintf("configs of destination topic %s cannot be read: %v", d, err)
+			continue
+		}
+		dc := destConfig{maxBytes: defaultMaxMessageBytes}
+		for _, c := range rc.Configs {
+			if c.Value == nil {
+				continue
+			}
+			switch c.Key {
+			case "message.timestamp.type":
+				dc.timestampType = *c.Value
+			case "max.message.bytes":
+				if n, err := strconv.ParseInt(*c.Value, 10, 32); err == nil && n > 0 {
+					dc.maxBytes = int32(n)
+				}
+			}
+		}
+		out[d] = dc
+	}
+	return out, nil
+}
+
+// topicIDString is a topic id as Kafka's tools print it; "" when the
+// cluster reported none.
+func topicIDString(id [16]byte) string {
+	if id == ([16]byte{}) {
+		return ""
+	}
+	return base64.RawURLEncoding.EncodeToString(id[:])
+}
+
 // createDestTopics creates destination topics for source topics, with the
-// source's partition count and the configs in copiedConfigs.
-func (r *Replicator) createDestTopics(ctx context.Context, srcs []string, parts map[string]int) error {
+// source's partition count and the configs in copiedConfigs. A topic that
+// cannot be created is added to blocked; the others are created.
+func (r *Replicator) createDestTopics(ctx context.Context, srcs []string, parts map[string]int, blocked map[string]string) {
 	rcs, err := r.srcAdm.DescribeTopicConfigs(ctx, srcs...)
 	if err != nil {
-		return asAuth("source", "describing topic configs", fmt.Errorf("describe source topic configs: %w", err))
+		for _, src := range srcs {
+			blocked[src] = fmt.Sprintf("source topic configs cannot be read to create destination topic %s: %v", r.topics[src].dst, err)
+		}
+		return
 	}
 	for _, src := range srcs {
 		configs := map[string]*string{"message.timestamp.type": kadm.StringPtr("CreateTime")}
@@ -326,7 +475,8 @@ func (r *Replicator) createDestTopics(ctx context.Context, srcs []string, parts 
 		// The marker goes first: whoever sees the topic reo creates also
 		// finds it marked as reo's, even if this process stops right after.
 		if err := r.markOwned(ctx, src, dst); err != nil {
-			return err
+			blocked[src] = fmt.Sprintf("cannot mark destination topic %s as this replication's before creating it: %v", dst, err)
+			continue
 		}
 		resp, err := r.dstAdm.CreateTopic(ctx, int32(parts[src]), r.cfg.ReplicationFactor, configs, dst)
 		if err == nil {
@@ -336,27 +486,27 @@ func (r *Replicator) createDestTopics(ctx context.Context, srcs []string, parts 
 		case err == nil:
 			r.log.Info("created destination topic", "topic", src, "dest_topic", dst, "partitions", parts[src])
 			r.topics[src].verified = true // created by us: it matches the source
-			r.topics[src].maxBytes = defaultMaxMessageBytes
-			if v := configs["max.message.bytes"]; v != nil {
-				if n, err := strconv.ParseInt(*v, 10, 32); err == nil && n > 0 {
-					r.topics[src].maxBytes = int32(n)
-				}
-			}
 		case errors.Is(err, kerr.TopicAlreadyExists): // another instance won the race
 		default:
-			return asAuth("destination", "creating topic "+dst, fmt.Errorf("create destination topic %s for %s: %w", dst, src, err))
+			why := fmt.Sprintf("destination topic %s cannot be created: %v", dst, err)
+			if isAuth(err) {
+				why += " (check ACLs)"
+			} else if errors.Is(err, kerr.PolicyViolation) {
+				why += " (the destination's create-topic policy refused it: create it by hand with at least as many partitions as the source)"
+			}
+			blocked[src] = why
 		}
 	}
-	return nil
 }
 
 // destIsOurs reports whether reo may grow destination topic dst of source
-// topic src: this replication created it (its OwnerMarkerPartition record)
-// or has committed a checkpoint for one of its first dstN partitions, so
+// topic src: this replication created it (its OwnerMarkerPartition record
+// names dst) or has committed a checkpoint into dst for one of its first
+// dstN partitions, so
 // the source grew while no instance was watching, or unseen by this new
 // process. A destination without either is someone else's topic and is
 // refused, even when empty: its partition count was chosen by a person.
-func (r *Replicator) destIsOurs(ctx context.Context, src string, dstN int) (bool, error) {
+func (r *Replicator) destIsOurs(ctx context.Context, src, dst string, dstN int) (bool, error) {
 	topic := r.cfg.checkpointTopic()
 	spans := make(map[tp]span)
 	for p := int32(0); p < int32(dstN); p++ {
@@ -372,8 +522,14 @@ func (r *Replicator) destIsOurs(ctx context.Context, src string, dstN int) (bool
 	}
 	found := false
 	err := r.readCommitted(ctx, spans, func(rec *kgo.Record) bool {
-		k, _, err := DecodeCheckpoint(rec.Key, rec.Value)
-		if err == nil && k.Cluster == r.srcClusterID && k.Topic == src {
+		if metaKind(rec.Key) != "" {
+			return false
+		}
+		k, c, err := DecodeCheckpoint(rec.Key, rec.Value)
+		// Only a marker or checkpoint for this destination counts: a
+		// topic this replication once wrote under another name is not
+		// this one.
+		if err == nil && k.Cluster == r.srcClusterID && k.Topic == src && c.DstTopic == dst {
 			found = true
 			return true
 		}
@@ -407,8 +563,9 @@ func (r *Replicator) markOwned(ctx context.Context, src, dst string) error {
 	return nil
 }
 
-// growDest adds partitions to a destination topic after its source grew.
-func (r *Replicator) growDest(ctx context.Context, src, dst string, srcN, dstN int) error {
+// growDest adds partitions to a destination topic after its source grew. A
+// failure blocks the topic until a later refresh succeeds.
+func (r *Replicator) growDest(ctx context.Context, src, dst string, srcN, dstN int, blocked map[string]string) {
 	resp, err := r.dstAdm.UpdatePartitions(ctx, srcN, dst)
 	if err == nil {
 		var one kadm.CreatePartitionsResponse
@@ -417,8 +574,8 @@ func (r *Replicator) growDest(ctx context.Context, src, dst string, srcN, dstN i
 		}
 	}
 	if err != nil && !errors.Is(err, kerr.InvalidPartitions) { // InvalidPartitions: another instance grew it
-		return asAuth("destination", "adding partitions to "+dst, fmt.Errorf("grow destination topic %s from %d to %d partitions: %w", dst, dstN, srcN, err))
+		blocked[src] = fmt.Sprintf("destination topic %s cannot grow from %d to %d partitions to follow its source: %v", dst, dstN, srcN, err)
+		return
 	}
 	r.log.Info("grew destination topic after its source grew", "topic", src, "dest_topic", dst, "from", dstN, "to", srcN)
-	return nil
 }

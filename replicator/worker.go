@@ -30,6 +30,8 @@ type shardWorker struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
+	status shardStatus
+
 	// skip holds source offsets of records too large for the destination,
 	// to be skipped when AllowDataLoss is set. Owned by the worker goroutine.
 	skip map[tp]map[int64]bool
@@ -69,18 +71,22 @@ func (w *shardWorker) start() { go w.run(w.ctx) }
 // an in-memory position.
 func (w *shardWorker) run(ctx context.Context) {
 	defer close(w.done)
+	defer w.r.forgetShard(w.shard)
 	b := newBackoff()
 	for ctx.Err() == nil {
 		began := time.Now()
+		w.status.set(phaseStarting, w.status.lastProblem())
 		err := w.session(ctx)
 		switch {
 		case ctx.Err() != nil:
 			return
 		case fatal(err):
 			w.log.Error("shard stopped", "err", err)
+			w.status.set(phaseRestarting, err.Error())
 			w.r.fail(err)
 			return
 		case fenced(err):
+			w.status.set(phaseFenced, err.Error())
 			// Another producer holds our transactional id: either the
 			// group moved the shard and we have not heard yet (we
 			// are the zombie), or our transaction timed out. Wait
@@ -97,6 +103,7 @@ func (w *shardWorker) run(ctx context.Context) {
 			}
 			b.reset()
 		default:
+			w.status.set(phaseRestarting, err.Error())
 			w.r.m.restarts.WithLabelValues("error").Inc()
 			if time.Since(began) > time.Minute {
 				b.reset()
@@ -158,6 +165,7 @@ func (w *shardWorker) session(ctx context.Context) error {
 			parts = p.shards[w.shard]
 		}
 		if len(parts) == 0 {
+			w.status.set(phaseIdle, "")
 			select {
 			case <-ctx.Done():
 				return nil
@@ -165,6 +173,7 @@ func (w *shardWorker) session(ctx context.Context) error {
 				continue
 			}
 		}
+		w.status.set(phaseCopying, w.status.lastProblem())
 		if err := s.copy(ctx, parts, changed); err != nil {
 			return err
 		}

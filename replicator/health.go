@@ -1,0 +1,301 @@
+package replicator
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Health is what /readyz serves: Ready is true only while both clusters
+// answer, the ownership group is joined, the selection names topics that
+// exist, no selected topic is blocked, and every owned shard is making
+// progress or is caught up. Reasons says why not, one entry per problem.
+type Health struct {
+	Ready   bool     `json:"ready"`
+	Reasons []Reason `json:"reasons,omitempty"`
+}
+
+// Reason is one thing that keeps a replicator from being ready. Shard is
+// -1 when the reason is not about one shard; Topic is "" when it is not
+// about one topic.
+type Reason struct {
+	Shard  int32  `json:"shard"`
+	Topic  string `json:"topic,omitempty"`
+	Reason string `json:"reason"`
+}
+
+// Shard phases, as /readyz reports them.
+const (
+	phaseStarting   = "starting"   // fencing and reading checkpoints
+	phaseCopying    = "copying"    // in the copy loop
+	phaseRestarting = "restarting" // the last session failed
+	phaseFenced     = "fenced"     // another producer took the id; waiting for the group
+	phaseIdle       = "idle"       // owns no source partition
+)
+
+// shardStatus is what a shard worker last said about itself. mu guards all
+// fields; the worker writes, Health reads.
+type shardStatus struct {
+	mu       sync.Mutex
+	phase    string
+	problem  string    // the error that ended the last session, while not copying again
+	since    time.Time // when phase began
+	progress time.Time // last commit, or last poll that found the shard caught up
+}
+
+func (s *shardStatus) set(phase, problem string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.phase != phase {
+		s.since = time.Now()
+	}
+	s.phase, s.problem = phase, problem
+}
+
+// lastProblem is the error that ended the last session, until a session
+// makes progress.
+func (s *shardStatus) lastProblem() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.problem
+}
+
+// progressed records a commit, or a poll that found the shard caught up.
+// It also clears a problem left by an earlier session: this one works.
+func (s *shardStatus) progressed() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.progress = time.Now()
+	s.problem = ""
+}
+
+// stallAfter is how long an owned shard may go without committing while
+// it is behind before it stops counting as healthy; a starting shard has as
+// long to start.
+func (r *Replicator) stallAfter() time.Duration {
+	return max(30*time.Second, 4*r.cfg.CommitInterval)
+}
+
+// reason describes why the shard is not healthy, or "". A shard is healthy
+// while it owns no partition, while its first session starts (for up to
+// stall), and while it copies and has committed or found itself caught up
+// within stall. After a failed session it is unhealthy until a new session
+// makes progress.
+func (s *shardStatus) reason(stall time.Duration, now time.Time) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.phase == phaseIdle:
+		return ""
+	case s.phase == phaseFenced:
+		return "fenced by another owner, waiting for the group: " + s.problem
+	case s.problem != "":
+		return s.phase + " after a failed session: " + s.problem
+	case s.phase == phaseStarting:
+		if now.Sub(s.since) < stall {
+			return ""
+		}
+		return fmt.Sprintf("starting for %v (fencing and reading checkpoints)", now.Sub(s.since).Round(time.Second))
+	}
+	last := s.since
+	if s.progress.After(last) {
+		last = s.progress
+	}
+	if now.Sub(last) < stall {
+		return ""
+	}
+	return fmt.Sprintf("no commit for %v while behind its source", now.Sub(last).Round(time.Second))
+}
+
+// Health reports whether the replicator is ready, and why not.
+func (r *Replicator) Health() Health {
+	var rs []Reason
+	add := func(shard int32, topic, why string) {
+		rs = append(rs, Reason{Shard: shard, Topic: topic, Reason: why})
+	}
+	if !r.srcOK.Load() {
+		add(-1, "", "source cluster not reachable (or not yet)")
+	}
+	if !r.dstOK.Load() {
+		add(-1, "", "destination cluster not reachable (or not yet)")
+	}
+	if p := r.groupTrouble.Load(); p != nil && *p != "" {
+		add(-1, "", *p)
+	} else if !r.joined.Load() {
+		add(-1, "", "ownership group not joined (or not yet)")
+	}
+	r.healthMu.Lock()
+	for _, n := range r.selectionNotes {
+		add(-1, "", n)
+	}
+	topics := make([]string, 0, len(r.blocked))
+	for t := range r.blocked {
+		topics = append(topics, t)
+	}
+	slices.Sort(topics)
+	for _, t := range topics {
+		add(-1, t, r.blocked[t])
+	}
+	r.healthMu.Unlock()
+
+	r.workersMu.Lock()
+	ws := make([]*shardWorker, 0, len(r.workers))
+	for _, w := range r.workers {
+		ws = append(ws, w)
+	}
+	r.workersMu.Unlock()
+	slices.SortFunc(ws, func(a, b *shardWorker) int { return int(a.shard - b.shard) })
+	now, stall := time.Now(), r.stallAfter()
+	for _, w := range ws {
+		if why := w.status.reason(stall, now); why != "" {
+			add(w.shard, "", "shard "+strconv.Itoa(int(w.shard))+" "+why)
+		}
+	}
+	return Health{Ready: len(rs) == 0, Reasons: rs}
+}
+
+// progress is what the progress line reports between two lines.
+type progress struct {
+	records atomic.Int64 // committed records since start
+}
+
+// progressLoop logs one info line per ProgressInterval: records copied in
+// the interval and their rate, total lag of this instance's partitions,
+// shards owned, and whether the replicator is ready.
+func (r *Replicator) progressLoop(ctx context.Context) {
+	t := time.NewTicker(r.cfg.ProgressInterval)
+	defer t.Stop()
+	last, lastAt := r.progress.records.Load(), time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			n := r.progress.records.Load()
+			r.workersMu.Lock()
+			owned := len(r.workers)
+			r.workersMu.Unlock()
+			h := r.Health()
+			args := []any{"records", n - last, "rate", fmt.Sprintf("%.0f/s", float64(n-last)/now.Sub(lastAt).Seconds()),
+				"lag", r.totalLag(), "shards_owned", owned, "ready", h.Ready}
+			if !h.Ready {
+				args = append(args, "reasons", len(h.Reasons), "first_reason", h.Reasons[0].Reason)
+			}
+			r.log.Info("progress", args...)
+			last, lastAt = n, now
+		}
+	}
+}
+
+// lagBook is, per source partition of a shard this instance owns, the
+// committed next offset and the latest source end seen. Lag is their
+// difference; it is refreshed from the source end every topic refresh, so
+// it keeps growing while a shard fails to commit, and is dropped when the
+// shard is released (its new owner reports it).
+type lagBook struct {
+	mu    sync.Mutex
+	next  map[tp]int64
+	end   map[tp]int64
+	shard map[tp]int32
+}
+
+func newLagBook() *lagBook {
+	return &lagBook{next: make(map[tp]int64), end: make(map[tp]int64), shard: make(map[tp]int32)}
+}
+
+// position records the committed next offset of p (and its end, if >= 0).
+func (r *Replicator) position(shard int32, p tp, next, end int64) {
+	b := r.lags
+	b.mu.Lock()
+	b.next[p], b.shard[p] = next, shard
+	if end >= 0 {
+		b.end[p] = end
+	}
+	lag, ok := max(0, b.end[p]-next), b.end[p] > 0 || end >= 0
+	b.mu.Unlock()
+	if ok {
+		r.m.setLag(p.topic, p.partition, lag)
+	}
+}
+
+// forget drops p's position and lag series.
+func (r *Replicator) forget(p tp) {
+	b := r.lags
+	b.mu.Lock()
+	delete(b.next, p)
+	delete(b.end, p)
+	delete(b.shard, p)
+	b.mu.Unlock()
+	r.m.dropLag(p.topic, p.partition)
+}
+
+// forgetShard drops the positions of every partition of shard.
+func (r *Replicator) forgetShard(shard int32) {
+	b := r.lags
+	b.mu.Lock()
+	var ps []tp
+	for p, k := range b.shard {
+		if k == shard {
+			ps = append(ps, p)
+		}
+	}
+	b.mu.Unlock()
+	for _, p := range ps {
+		r.forget(p)
+	}
+}
+
+// refreshLag lists the source end of every partition with a position and
+// updates its lag. Errors leave the last values.
+func (r *Replicator) refreshLag(ctx context.Context) {
+	b := r.lags
+	b.mu.Lock()
+	seen := make(map[string]bool)
+	var topics []string
+	for p := range b.next {
+		if !seen[p.topic] {
+			seen[p.topic] = true
+			topics = append(topics, p.topic)
+		}
+	}
+	b.mu.Unlock()
+	if len(topics) == 0 {
+		return
+	}
+	ends, err := r.srcAdm.ListEndOffsets(ctx, topics...)
+	if err != nil {
+		return
+	}
+	b.mu.Lock()
+	type upd struct {
+		p   tp
+		lag int64
+	}
+	var us []upd
+	for p, next := range b.next {
+		if e, ok := ends.Lookup(p.topic, p.partition); ok && e.Err == nil {
+			b.end[p] = max(b.end[p], e.Offset)
+			us = append(us, upd{p, max(0, b.end[p]-next)})
+		}
+	}
+	b.mu.Unlock()
+	for _, u := range us {
+		r.m.setLag(u.p.topic, u.p.partition, u.lag)
+	}
+}
+
+// totalLag is the sum of the lag of this instance's partitions.
+func (r *Replicator) totalLag() int64 {
+	b := r.lags
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var n int64
+	for p, next := range b.next {
+		n += max(0, b.end[p]-next)
+	}
+	return n
+}

@@ -1,0 +1,200 @@
+package replicator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// metaRecords is what partition 0 of the checkpoint topic says about the
+// replication itself.
+type metaRecords struct {
+	identity *ReplicationIdentity // the first identity record, nil if none
+	settings map[string]Settings  // by fingerprint, the last of each
+}
+
+// readMeta reads partition 0 of the checkpoint topic to its end.
+func (r *Replicator) readMeta(ctx context.Context) (*metaRecords, error) {
+	topic := r.cfg.checkpointTopic()
+	start, end, err := r.waitStable(ctx, topic, 0)
+	if err != nil {
+		return nil, err
+	}
+	m := &metaRecords{settings: make(map[string]Settings)}
+	var decErr error
+	err = r.readCommitted(ctx, map[tp]span{{topic, 0}: {start, end}}, func(rec *kgo.Record) bool {
+		switch metaKind(rec.Key) {
+		case kindIdentity:
+			if m.identity != nil {
+				return false
+			}
+			id, err := decodeIdentity(rec.Key, rec.Value)
+			if err != nil {
+				decErr = &CheckpointDecodeError{Topic: topic, Partition: 0, Offset: rec.Offset, Err: err}
+				return true
+			}
+			m.identity = &id
+		case kindSettings:
+			var s Settings
+			var k metaKey
+			if decodeStrict(rec.Key, &k) == nil && decodeStrict(rec.Value, &s) == nil {
+				m.settings[k.Fingerprint] = s
+			}
+		}
+		return false
+	})
+	if decErr != nil {
+		return nil, decErr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the replication's identity from %s partition 0: %w", topic, err)
+	}
+	return m, nil
+}
+
+// checkIdentity makes sure the replication on the destination is this
+// one: it copies from this source cluster. A replication without an
+// identity record gets one, unless checkpoints of another source cluster
+// say it is someone else's (a replication made before identities were
+// recorded). It also records this instance's settings, so that a conflict
+// with other running instances can be explained.
+func (r *Replicator) checkIdentity(ctx context.Context) error {
+	m, err := r.readMeta(ctx)
+	if err != nil {
+		return err
+	}
+	ours := ReplicationIdentity{Version: 1, SourceCluster: r.srcClusterID, SourceBootstrap: strings.Join(r.cfg.SourceBrokers, ","), Since: time.Now().UTC().Format(time.RFC3339)}
+	if m.identity == nil {
+		if other, err := r.legacyOwner(ctx); err != nil {
+			return err
+		} else if other != "" {
+			return &ReplicationIdentityError{Name: r.cfg.Name, Existing: ReplicationIdentity{SourceCluster: other}, SourceCluster: ours.SourceCluster, SourceBootstrap: ours.SourceBootstrap, LegacyCheckpoint: true}
+		}
+		if err := r.writeMeta(ctx, &kgo.Record{Key: identityKey(ours.SourceCluster), Value: encodeJSON(ours)}); err != nil {
+			return fmt.Errorf("record the replication's identity: %w", err)
+		}
+		// Another instance, of another source, may have raced us: the
+		// first identity record in the log is the replication's.
+		if m, err = r.readMeta(ctx); err != nil {
+			return err
+		}
+		if m.identity == nil {
+			return errors.New("the replication's identity record was written but is not read back")
+		}
+		if m.identity.SourceCluster == ours.SourceCluster {
+			r.log.Info("recorded the replication's identity", "source_cluster", ours.SourceCluster)
+		}
+	}
+	if m.identity.SourceCluster != ours.SourceCluster {
+		return &ReplicationIdentityError{Name: r.cfg.Name, Existing: *m.identity, SourceCluster: ours.SourceCluster, SourceBootstrap: ours.SourceBootstrap}
+	}
+	r.settings = r.cfg.settings(r.srcClusterID)
+	fp := r.settings.fingerprint()
+	if old, ok := m.settings[fp]; !ok || describeSettings(old) != describeSettings(r.settings) {
+		if err := r.writeMeta(ctx, &kgo.Record{Key: settingsKey(fp), Value: encodeJSON(r.settings)}); err != nil {
+			return fmt.Errorf("record this instance's settings: %w", err)
+		}
+	}
+	r.knownSettings = m.settings
+	return nil
+}
+
+// legacyOwner reads every checkpoint partition and returns the source
+// cluster id of the checkpoints there when they all belong to another
+// source cluster than this one ("" when there are none, or some are
+// ours). It runs once, for a replication that has no identity record yet.
+func (r *Replicator) legacyOwner(ctx context.Context) (string, error) {
+	topic := r.cfg.checkpointTopic()
+	spans := make(map[tp]span)
+	for k := int32(0); k < int32(r.cfg.Shards); k++ {
+		start, end, err := r.waitStable(ctx, topic, k)
+		if err != nil {
+			return "", err
+		}
+		spans[tp{topic, k}] = span{start, end}
+	}
+	other, mine := "", false
+	err := r.readCommitted(ctx, spans, func(rec *kgo.Record) bool {
+		if metaKind(rec.Key) != "" {
+			return false
+		}
+		k, _, err := DecodeCheckpoint(rec.Key, rec.Value)
+		switch {
+		case err != nil:
+		case k.Cluster == r.srcClusterID:
+			mine = true
+		default:
+			other = k.Cluster
+		}
+		return false
+	})
+	if err != nil {
+		return "", fmt.Errorf("read %s for checkpoints of other source clusters: %w", topic, err)
+	}
+	if mine {
+		return "", nil
+	}
+	return other, nil
+}
+
+// writeMeta writes records to partition 0 of the checkpoint topic, outside
+// any transaction.
+func (r *Replicator) writeMeta(ctx context.Context, recs ...*kgo.Record) error {
+	cl, err := kgo.NewClient(r.dstOpts(kgo.RecordPartitioner(kgo.ManualPartitioner()))...)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	for _, rec := range recs {
+		rec.Topic, rec.Partition = r.cfg.checkpointTopic(), 0
+	}
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		return asAuth("destination", "writing to "+r.cfg.checkpointTopic(), err)
+	}
+	return nil
+}
+
+// settingsBalancer is the cooperative-sticky balancer under a protocol
+// name that carries the instance's settings fingerprint. The group
+// coordinator refuses a member whose protocols have nothing in common with
+// the group's (INCONSISTENT_GROUP_PROTOCOL), so two instances of one
+// replication with different selection or naming can never share shards.
+type settingsBalancer struct {
+	kgo.GroupBalancer
+	name string
+}
+
+func (b settingsBalancer) ProtocolName() string { return b.name }
+
+// protocolPrefix starts the group protocol name of every reo instance.
+const protocolPrefix = "reo-settings-"
+
+// settingsConflict builds the error for a refused join: what the running
+// instances use (from the group's protocol and the recorded settings)
+// against ours.
+func (r *Replicator) settingsConflict(ctx context.Context) error {
+	e := &SettingsConflictError{Name: r.cfg.Name, Ours: r.settings}
+	gs, err := r.dstAdm.DescribeGroups(ctx, r.cfg.groupID())
+	if err != nil {
+		return e
+	}
+	g, ok := gs[r.cfg.groupID()]
+	if !ok || !strings.HasPrefix(g.Protocol, protocolPrefix) {
+		return e
+	}
+	fp := strings.TrimPrefix(g.Protocol, protocolPrefix)
+	if s, ok := r.knownSettings[fp]; ok {
+		e.Theirs = &s
+		return e
+	}
+	if m, err := r.readMeta(ctx); err == nil {
+		if s, ok := m.settings[fp]; ok {
+			e.Theirs = &s
+		}
+	}
+	return e
+}
