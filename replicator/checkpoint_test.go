@@ -10,13 +10,13 @@ import (
 // records are refused with a reason.
 func TestCheckpointRoundTrip(t *testing.T) {
 	k := CheckpointKey{Cluster: "c1", Topic: "orders", Partition: 3}
-	c := Checkpoint{Next: 100, SrcFirst: 90, SrcLast: 99, DstTopic: "orders", DstFirst: 7, DstLast: 16}
+	c := Checkpoint{Next: 100, SrcFirst: 90, SrcLast: 99, DstTopic: "orders", DstFirst: 7, DstLast: 16, SrcTopicID: "a", DstTopicID: "b", SrcEpoch: 3}
 	kb, vb := encodeCheckpointKey(k), encodeCheckpoint(c)
 	if want := `{"v":1,"cluster":"c1","topic":"orders","partition":3}`; string(kb) != want {
 		t.Errorf("key encodes as %s, want %s (key bytes must never change)", kb, want)
 	}
 	gk, gc, err := DecodeCheckpoint(kb, vb)
-	k.Version, c.Version = 1, 1
+	k.Version, c.Version = 1, 2
 	if err != nil || gk != k || gc != c {
 		t.Fatalf("decode(encode(%+v, %+v)) = %+v, %+v, %v", k, c, gk, gc, err)
 	}
@@ -26,6 +26,8 @@ func TestCheckpointRoundTrip(t *testing.T) {
 		{string(kb), `{"v":1,"next":1,"extra":2}`, "unknown field"},
 		{string(kb), "", "value"},
 		{"\x00garbage", "{}", "key"},
+		{string(kb), `{"v":3,"next":1,"srcFirst":0,"srcLast":0,"dstTopic":"t","dstFirst":0,"dstLast":0}`, "newer reo"},
+		{string(kb), `{"v":1,"next":1,"srcFirst":0,"srcLast":0,"dstTopic":"t","dstFirst":0,"dstLast":0,"srcTopicId":"x"}`, "version 1 with version 2 fields"},
 	} {
 		var value []byte
 		if bad.value != "" {
@@ -50,6 +52,7 @@ func FuzzDecodeCheckpoint(f *testing.F) {
 			return
 		}
 		k2, c2, err := DecodeCheckpoint(encodeCheckpointKey(k), encodeCheckpoint(c))
+		c.Version = checkpointValueVersion // every value is written in the current version
 		if err != nil || k2 != k || c2 != c {
 			t.Fatalf("accepted %q/%q as %+v/%+v but its re-encoding decodes to %+v/%+v, %v", key, value, k, c, k2, c2, err)
 		}

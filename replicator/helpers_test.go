@@ -339,3 +339,22 @@ func (run *running) metricValue(t *testing.T, name string, labels map[string]str
 	}
 	return sum
 }
+
+// recreateTopic deletes topic and creates it again, empty, with a new id.
+func recreateTopic(t *testing.T, c *kfake.Cluster, topic string, partitions int32) {
+	t.Helper()
+	adm := admin(t, c)
+	if _, err := adm.DeleteTopic(context.Background(), topic); err != nil {
+		t.Fatalf("delete topic %s: %v", topic, err)
+	}
+	waitFor(t, 10*time.Second, func() string {
+		resp, err := adm.CreateTopic(context.Background(), partitions, -1, nil, topic)
+		if err == nil {
+			err = resp.Err
+		}
+		if err != nil {
+			return fmt.Sprintf("recreate topic %s: %v", topic, err)
+		}
+		return ""
+	})
+}

@@ -257,11 +257,13 @@ func TestNonEmptyDestinationRefused(t *testing.T) {
 	waitFor(t, 30*time.Second, countIs(t, dst, "users", 10))
 }
 
-// TestSourceTruncatedStops proves that a checkpoint beyond the end of its
-// source partition (the topic was deleted and recreated) stops the replicator
-// with an error naming topic, partition and both offsets, instead of silently
-// waiting for offsets that the new topic's records will never be copied from.
-func TestSourceTruncatedStops(t *testing.T) {
+// TestSourceRecreatedStops proves that a checkpoint of a source topic that
+// was deleted and recreated under the same name (a new topic id) stops the
+// replicator with an IdentityError naming the topic, both ids and the
+// options, instead of resuming the new topic at the old offset and never
+// copying its first records. The new topic is written past the old
+// checkpoint, so the offsets alone look fine.
+func TestSourceRecreatedStops(t *testing.T) {
 	src := newCluster(t, "src", 1, "jobs")
 	dst := newCluster(t, "dst", 1)
 	cfg := testConfig(src, dst, "jobs")
@@ -270,21 +272,46 @@ func TestSourceTruncatedStops(t *testing.T) {
 	waitFor(t, 30*time.Second, countIs(t, dst, "jobs", 10))
 	run.stop(t)
 
-	adm := admin(t, src)
-	if _, err := adm.DeleteTopic(context.Background(), "jobs"); err != nil {
-		t.Fatalf("delete source topic: %v", err)
+	recreateTopic(t, src, "jobs", 1)
+	produceNumbered(t, src, "jobs", "new", 14, 1)
+
+	err := start(t, cfg).waitErr(t, 20*time.Second)
+	var ie *IdentityError
+	if !errors.As(err, &ie) {
+		t.Fatalf("Run returned %v, want an *IdentityError", err)
 	}
-	waitFor(t, 10*time.Second, func() string {
-		resp, err := adm.CreateTopic(context.Background(), 1, -1, nil, "jobs")
-		if err == nil {
-			err = resp.Err
+	if ie.Kind != SourceRecreated || ie.Topic != "jobs" || ie.Partition != 0 || ie.Offset != 10 || ie.Was == ie.Now || ie.Was == "" {
+		t.Errorf("error is %+v, want source topic recreated, jobs/0 at offset 10 with two different ids", ie)
+	}
+	for _, want := range []string{"--resync-changed-topics", "jobs"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
 		}
-		if err != nil {
-			return fmt.Sprintf("recreate source topic: %v", err)
-		}
-		return ""
-	})
-	produceNumbered(t, src, "jobs", "new", 4, 1)
+	}
+	if n := count(dump(t, dst, "jobs")); n != 10 {
+		t.Errorf("destination holds %d records after the refusal, want the 10 copied before", n)
+	}
+}
+
+// TestLegacyCheckpointBeyondEndStops proves that a checkpoint written by reo
+// before checkpoints carried topic ids (version 1) is still held to the
+// source: one beyond the end of its source partition stops the replicator
+// with a SourceTruncatedError naming topic, partition and both offsets.
+func TestLegacyCheckpointBeyondEndStops(t *testing.T) {
+	src := newCluster(t, "src", 1, "jobs")
+	dst := newCluster(t, "dst", 1)
+	cfg := testConfig(src, dst, "jobs")
+	cfg.Shards = 1
+	produceNumbered(t, src, "jobs", "a", 4, 1)
+	createTopic(t, dst, "jobs", 1, nil)
+	cpTopic := "__reo-" + cfg.Name + "-checkpoints"
+	createTopic(t, dst, cpTopic, 1, nil)
+	legacy := &kgo.Record{Topic: cpTopic, Partition: 0,
+		Key:   []byte(`{"v":1,"cluster":"src","topic":"jobs","partition":0}`),
+		Value: []byte(`{"v":1,"next":10,"srcFirst":0,"srcLast":9,"dstTopic":"jobs","dstFirst":-1,"dstLast":-1}`)}
+	if err := client(t, dst, kgo.RecordPartitioner(kgo.ManualPartitioner())).ProduceSync(context.Background(), legacy).FirstErr(); err != nil {
+		t.Fatalf("write a version 1 checkpoint: %v", err)
+	}
 
 	err := start(t, cfg).waitErr(t, 20*time.Second)
 	var tr *SourceTruncatedError
@@ -312,9 +339,20 @@ func TestFailedCheckpointNeverCommits(t *testing.T) {
 	// the checkpoints of copied records.
 	createTopic(t, dst, "logs", 3, nil)
 	cpTopic := "__reo-" + cfg.Name + "-checkpoints"
-	createTopic(t, dst, cpTopic, int32(cfg.Shards), map[string]*string{"max.message.bytes": kadm.StringPtr("16")})
-	produceNumbered(t, src, "logs", "a", 60, 3)
+	createTopic(t, dst, cpTopic, int32(cfg.Shards), nil)
 	run := start(t, cfg)
+	// The replication records its identity in the checkpoint topic at
+	// start; limit the topic once that is done, before any record flows.
+	waitFor(t, 20*time.Second, func() string {
+		if h := run.r.Health(); !h.Ready {
+			return fmt.Sprintf("not ready: %v", h.Reasons)
+		}
+		return ""
+	})
+	if _, err := admin(t, dst).AlterTopicConfigs(context.Background(), []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "max.message.bytes", Value: kadm.StringPtr("16")}}, cpTopic); err != nil {
+		t.Fatalf("limit the checkpoint topic: %v", err)
+	}
+	produceNumbered(t, src, "logs", "a", 60, 3)
 
 	// Wait for three failed commits, or for a commit that should not be.
 	waitFor(t, 20*time.Second, func() string {

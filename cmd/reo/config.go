@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,6 +26,15 @@ const (
 	envConfig          = "REO_CONFIG"
 )
 
+// envPrefixes are the prefixes of reo's environment variables. A variable
+// with one of them that is no setting (a typo such as REO_SHRADS or
+// KAFKA_CLUSTERS_SOURCE_BOOTSTRAP_SERVER) is named in unknownEnvWarning.
+var envPrefixes = []string{"REO_", "KAFKA_CLUSTERS_"}
+
+// unknownEnvWarning introduces the names of unknown environment variables:
+// logged at start, and printed to stderr by --print-config.
+const unknownEnvWarning = "ignoring environment variables that are no reo setting (typo?)"
+
 // Where a setting's value came from, lowest precedence first.
 const (
 	fromDefault = iota
@@ -39,6 +49,7 @@ const (
 // a flag is environment-only (secrets: they must not appear on a command
 // line or in a config file).
 type setting struct {
+	heading          string // starts a group of settings in reo replicate -h
 	flag, env, usage string
 	def              string
 	isBool           bool   // the flag may be given without a value
@@ -60,7 +71,7 @@ type settings struct {
 
 	configFile  string
 	printConfig bool
-	unknownEnv  []string // REO_* variables that are no setting (typos?), logged at start
+	unknownEnv  []string // REO_* and KAFKA_CLUSTERS_* variables that are no setting (typos?)
 	// values and from record the effective raw value of each setting and
 	// where it came from, for --print-config. Secrets are not recorded.
 	values map[string]string
@@ -142,7 +153,7 @@ func parseSize(v string) (int64, error) {
 }
 
 var settingsTable = []setting{
-	{flag: "source-bootstrap", env: envSourceBootstrap, usage: "source cluster bootstrap servers, host:port[,host:port...] (required)",
+	{heading: "clusters and topics", flag: "source-bootstrap", env: envSourceBootstrap, usage: "source cluster bootstrap servers, host:port[,host:port...] (required)",
 		set: func(c *settings, v string) error { c.cfg.SourceBrokers = splitList(v); return nil }},
 	{flag: "dest-bootstrap", env: envDestBootstrap, usage: "destination cluster bootstrap servers (required)",
 		set: func(c *settings, v string) error { c.cfg.DestBrokers = splitList(v); return nil }},
@@ -158,7 +169,7 @@ var settingsTable = []setting{
 		set: func(c *settings, v string) error { c.cfg.Naming = replicator.Naming(v); return nil }},
 	{flag: "source-alias", env: "REO_SOURCE_ALIAS", usage: "prefix for --naming prefix", def: replicator.DefaultSourceAlias,
 		set: func(c *settings, v string) error { c.cfg.SourceAlias = v; return nil }},
-	{flag: "name", env: "REO_NAME", usage: "replication name: names the group, transactional ids and reo's topics", def: replicator.DefaultName,
+	{heading: "replication", flag: "name", env: "REO_NAME", usage: "replication name: names the group, transactional ids and reo's topics", def: replicator.DefaultName,
 		set: func(c *settings, v string) error { c.cfg.Name = v; return nil }},
 	{flag: "shards", env: "REO_SHARDS", usage: fmt.Sprintf("number of shards, fixed forever for a name; auto: the existing replication's count, %d for a new one", replicator.DefaultShards), def: "auto",
 		set: func(c *settings, v string) error {
@@ -204,7 +215,7 @@ var settingsTable = []setting{
 		set: boolSetting(func(c *settings) *bool { return &c.cfg.AllowDataLoss })},
 	{flag: "allow-nonempty-destination", env: "REO_ALLOW_NONEMPTY_DESTINATION", usage: "copy partitions without checkpoint into non-empty destination partitions", def: "false", isBool: true,
 		set: boolSetting(func(c *settings) *bool { return &c.cfg.AllowNonEmptyDestination })},
-	{flag: "metrics-addr", env: "REO_METRICS_ADDR", usage: "listen address for /metrics, /healthz, /readyz (empty: off)",
+	{heading: "operations", flag: "metrics-addr", env: "REO_METRICS_ADDR", usage: "listen address for /metrics, /healthz, /readyz (empty: off)",
 		set: stringSetting(func(c *settings) *string { return &c.metricsAddr })},
 	{flag: "pprof", env: "REO_PPROF", usage: "also serve Go's profiles under /debug/pprof/ on --metrics-addr (keep that address private)", def: "false", isBool: true,
 		set: boolSetting(func(c *settings) *bool { return &c.pprof })},
@@ -224,6 +235,56 @@ func init() {
 	// Security settings, the same for both clusters.
 	settingsTable = append(settingsTable, securitySettings("source", "REO_SOURCE", func(c *settings) *security { return &c.source })...)
 	settingsTable = append(settingsTable, securitySettings("dest", "REO_DEST", func(c *settings) *security { return &c.dest })...)
+}
+
+// printUsage writes the help of reo replicate: every flag, in the groups
+// and order of settingsTable, with its default and environment variable.
+func printUsage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "usage: reo replicate [flags]\n\n"+
+		"Settings come from flags, then environment variables, then the --config\n"+
+		"YAML file (keys are the flag names), then defaults. SASL passwords come only\n"+
+		"from REO_SOURCE_SASL_PASSWORD / REO_DEST_SASL_PASSWORD or a password file.\n"+
+		"A boolean flag is off unless given (--pprof, --pprof=true).\n")
+	printFlag := func(name string) {
+		f := fs.Lookup(name)
+		arg, usage := flag.UnquoteUsage(f)
+		def := f.DefValue
+		if _, err := strconv.Atoi(def); err != nil {
+			if _, err := time.ParseDuration(def); err == nil {
+				arg = "duration"
+			}
+		}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			arg = ""
+			if def == "false" {
+				def = "" // off unless given, as the flag package prints it
+			}
+		}
+		if arg != "" {
+			arg = " " + arg
+		}
+		if def != "" {
+			usage += " (default " + def + ")"
+		}
+		fmt.Fprintf(w, "  --%s%s\n      %s\n", name, arg, usage)
+	}
+	fmt.Fprintf(w, "\nconfiguration:\n")
+	printFlag("config")
+	printFlag("print-config")
+	for _, s := range settingsTable {
+		if s.heading != "" {
+			fmt.Fprintf(w, "\n%s:\n", s.heading)
+		}
+		if s.flag != "" {
+			printFlag(s.flag)
+		}
+	}
+	fmt.Fprintf(w, "\nenvironment only:\n")
+	for _, s := range settingsTable {
+		if s.flag == "" {
+			fmt.Fprintf(w, "  %s\n      %s\n", s.env, s.usage)
+		}
+	}
 }
 
 // usageError is a configuration problem: exit code 2.
@@ -301,20 +362,9 @@ func parseSettings(args []string, env map[string]string, stderr io.Writer) (*set
 		} else {
 			fs.Func(s.flag, usage, record)
 		}
+		fs.Lookup(s.flag).DefValue = s.def
 	}
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: reo replicate [flags]\n\n"+
-			"Settings come from flags, then environment variables, then the --config\n"+
-			"YAML file (keys are the flag names), then defaults. SASL passwords come only\n"+
-			"from REO_SOURCE_SASL_PASSWORD / REO_DEST_SASL_PASSWORD or a password file.\n\n")
-		fs.PrintDefaults()
-		fmt.Fprintf(stderr, "  environment only:\n")
-		for _, s := range settingsTable {
-			if s.flag == "" {
-				fmt.Fprintf(stderr, "    \t%s: %s\n", s.env, s.usage)
-			}
-		}
-	}
+	fs.Usage = func() { printUsage(stderr, fs) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
@@ -345,8 +395,11 @@ func parseSettings(args []string, env map[string]string, stderr io.Writer) (*set
 		known[s.env] = true
 	}
 	for k := range env {
-		if strings.HasPrefix(k, "REO_") && !known[k] {
-			c.unknownEnv = append(c.unknownEnv, k)
+		for _, p := range envPrefixes {
+			if strings.HasPrefix(k, p) && !known[k] {
+				c.unknownEnv = append(c.unknownEnv, k)
+				break
+			}
 		}
 	}
 	slices.Sort(c.unknownEnv)
@@ -399,33 +452,95 @@ func (c *settings) finish(env map[string]string) error {
 	if err := c.cfg.Validate(); err != nil {
 		var ce *replicator.ConfigError
 		if errors.As(err, &ce) {
-			return &usageError{fmt.Sprintf("%s: %s", fieldSetting(ce.Field), ce.Reason)}
+			return &usageError{configErrorText(ce)}
 		}
 		return &usageError{err.Error()}
 	}
 	return nil
 }
 
-// fieldSetting names the flag and environment variable behind a Config field.
+// configFields maps each replicator.Config field a ConfigError can name
+// to the reo setting (flag name) behind it.
+var configFields = map[string]string{
+	"SourceBrokers": "source-bootstrap", "DestBrokers": "dest-bootstrap", "Topics": "topics",
+	"TopicsExclude": "topics-exclude", "Naming": "naming", "SourceAlias": "source-alias", "Name": "name",
+	"Shards": "shards", "InstanceID": "instance-id", "CommitInterval": "commit-interval", "CommitLinger": "commit-linger",
+	"TransactionTimeout": "transaction-timeout", "SessionTimeout": "session-timeout",
+	"TopicRefreshInterval": "topic-refresh-interval",
+	// The engine derives these from reo's settings.
+	"FencedRetryDelay": "session-timeout", // twice the session timeout
+	"MaxInflightBytes": "max-inflight-bytes", "BatchMaxBytes": "max-inflight-bytes",
+	"FetchMaxBytes": "max-inflight-bytes", "FetchPartitionMaxBytes": "max-inflight-bytes",
+}
+
+// fieldSetting names, in the user's terms, the setting behind a Config
+// field: its flag and environment variable.
 func fieldSetting(field string) string {
-	byField := map[string]string{
-		"SourceBrokers": "source-bootstrap", "DestBrokers": "dest-bootstrap", "Topics": "topics",
-		"TopicsExclude": "topics-exclude", "TopicMapping": "source-topic", "Naming": "naming",
-		"SourceAlias": "source-alias", "Name": "name", "Shards": "shards", "CommitInterval": "commit-interval", "CommitLinger": "commit-linger",
-		"TransactionTimeout": "transaction-timeout", "SessionTimeout": "session-timeout",
-		"TopicRefreshInterval": "topic-refresh-interval", "InstanceID": "instance-id",
-		"BatchMaxBytes": "max-inflight-bytes", "FetchMaxBytes": "max-inflight-bytes", "MaxInflightBytes": "max-inflight-bytes",
+	switch field {
+	case "Topics":
+		return settingName(mustSetting("topics")) + " (or " + settingName(mustSetting("source-topic")) + ")"
+	case "TopicMapping":
+		// --source-topic and --dest-topic; the engine also reports
+		// destination topics selected by --topics under it.
+		return "topic mapping (" + settingName(mustSetting("source-topic")) + ", " + settingName(mustSetting("dest-topic")) + ")"
+	case "BatchMaxRecords":
+		return "the built-in limit of records per transaction"
 	}
-	f, ok := byField[field]
+	if f, ok := configFields[field]; ok {
+		return settingName(mustSetting(f))
+	}
+	return "setting " + field
+}
+
+func mustSetting(flagName string) setting {
+	s, ok := lookupSetting(flagName)
 	if !ok {
-		return field
+		panic("no setting --" + flagName)
 	}
-	s, ok := lookupSetting(f)
-	if !ok {
-		return field
+	return s
+}
+
+// fieldWordRE matches the Config field names of more than one word, which
+// a ConfigError's reason may mention ("at most a quarter of
+// TransactionTimeout"); one-word names (Name, Topics) are left alone, as
+// ordinary words.
+var fieldWordRE = regexp.MustCompile(`\b[A-Z][a-z]+(?:[A-Z][a-z]*)+\b`)
+
+// userReason rewrites a ConfigError's reason in the user's terms: Config
+// field names become flags ("--transaction-timeout") or "topic mapping".
+// Quoted values ("%q" of what the user gave) are kept as they are.
+func userReason(reason string) string {
+	word := func(w string) string {
+		if w == "TopicMapping" {
+			return "topic mapping"
+		}
+		if f, ok := configFields[w]; ok {
+			return "--" + f
+		}
+		return w
 	}
-	if field == "Topics" {
-		return settingName(s) + " (or --source-topic / " + envSourceTopic + ")"
+	var b strings.Builder
+	for reason != "" {
+		i := strings.IndexByte(reason, '"')
+		if i < 0 {
+			i = len(reason)
+		}
+		b.WriteString(fieldWordRE.ReplaceAllStringFunc(reason[:i], word))
+		reason = reason[i:]
+		if reason == "" {
+			break
+		}
+		q, err := strconv.QuotedPrefix(reason)
+		if err != nil {
+			q = reason[:1]
+		}
+		b.WriteString(q)
+		reason = reason[len(q):]
 	}
-	return settingName(s)
+	return b.String()
+}
+
+// configErrorText is a ConfigError in the user's terms: "setting: reason".
+func configErrorText(ce *replicator.ConfigError) string {
+	return fieldSetting(ce.Field) + ": " + userReason(ce.Reason)
 }

@@ -4,12 +4,17 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/reo-kafka/reo/replicator"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -256,5 +261,114 @@ func TestInflightLimitCheckedAgainstExistingShards(t *testing.T) {
 	code := run(ctx, []string{"replicate", "--max-inflight-bytes", "2MiB"}, env, io.Discard, &stderr)
 	if code != 2 || !strings.Contains(stderr.String(), "--max-inflight-bytes") || !strings.Contains(stderr.String(), "16 shards") {
 		t.Errorf("2MiB over an existing 16-shard replication: exit %d, stderr:\n%s\nwant 2, naming --max-inflight-bytes and 16 shards", code, stderr.String())
+	}
+}
+
+// TestUnknownEnvironmentWarning proves that KAFKA_CLUSTERS_* variables
+// that are no setting are named together with REO_* ones (known variables
+// and others are not), and that --print-config prints that warning on
+// stderr while stdout stays a loadable config file.
+func TestUnknownEnvironmentWarning(t *testing.T) {
+	env := []string{
+		envSourceBootstrap + "=a:1", envDestBootstrap + "=b:1", envSourceTopic + "=in",
+		"KAFKA_CLUSTERS_SOURCE_BOOTSTRAP_SERVER=a:1", "REO_SHRADS=5", "HOME=/root", "KAFKA_HEAP_OPTS=-Xmx1g",
+	}
+	const want = "KAFKA_CLUSTERS_SOURCE_BOOTSTRAP_SERVER, REO_SHRADS"
+	envMap := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		envMap[k] = v
+	}
+	s, err := parseSettings(nil, envMap, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(s.unknownEnv, ", "); got != want {
+		t.Errorf("unknown environment variables (logged at start) = %q, want %q", got, want)
+	}
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"replicate", "--print-config"}, env, &out, &errb); code != 0 {
+		t.Fatalf("--print-config: exit code %d, stderr %q", code, errb.String())
+	}
+	if got := errb.String(); got != "reo: warning: "+unknownEnvWarning+": "+want+"\n" {
+		t.Errorf("--print-config stderr = %q, want one warning naming %s", got, want)
+	}
+	if strings.Contains(out.String(), "SHRADS") {
+		t.Errorf("--print-config stdout mentions the unknown variables:\n%s", out.String())
+	}
+	if _, err := parseSettings([]string{"--config", writeFile(t, "printed.yaml", out.String())}, nil, io.Discard); err != nil {
+		t.Errorf("--print-config output does not load: %v\n%s", err, out.String())
+	}
+}
+
+// configErrorFieldRE finds the Config field names the replicator's
+// ConfigErrors use: Field: "X" and bad("X", ...).
+var configErrorFieldRE = regexp.MustCompile(`(?:Field:\s*|\bbad\()"(\w+)"`)
+
+// TestConfigErrorsNameSettings proves that every Config field a
+// replicator ConfigError names (found in replicator/*.go) reaches the user
+// as the flag and environment variable that set it, never as the Go field
+// name, and that Go field names in a reason become flags too.
+func TestConfigErrorsNameSettings(t *testing.T) {
+	files, err := filepath.Glob("../../replicator/*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := map[string]bool{}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range configErrorFieldRE.FindAllStringSubmatch(string(b), -1) {
+			fields[m[1]] = true
+		}
+	}
+	if len(fields) < 15 {
+		t.Fatalf("found only %d ConfigError fields in replicator/*.go: %v", len(fields), fields)
+	}
+	// Fields reo has no setting for: the engine default always applies.
+	notSettings := map[string]bool{"BatchMaxRecords": true}
+	goName := regexp.MustCompile(`\b[A-Z][a-z]+[A-Z]\w*\b|\b(` + strings.Join(slices.Sorted(maps.Keys(fields)), "|") + `)\b`)
+	for f := range fields {
+		if _, ok := reflect.TypeFor[replicator.Config]().FieldByName(f); !ok {
+			t.Errorf("%s, named by a ConfigError, is no replicator.Config field", f)
+		}
+		got := fieldSetting(f)
+		if m := goName.FindString(got); m != "" {
+			t.Errorf("ConfigError field %s reaches the user as %q, with the Go name %s", f, got, m)
+		}
+		if !notSettings[f] && !strings.Contains(got, "--") {
+			t.Errorf("ConfigError field %s reaches the user as %q, naming no flag", f, got)
+		}
+	}
+	for field, want := range map[string]string{
+		"TopicMapping":     "--source-topic / " + envSourceTopic + ", --dest-topic / " + envDestTopic,
+		"FencedRetryDelay": "--session-timeout / REO_SESSION_TIMEOUT",
+		"InstanceID":       "--instance-id / REO_INSTANCE_ID",
+	} {
+		if got := fieldSetting(field); !strings.Contains(got, want) {
+			t.Errorf("fieldSetting(%s) = %q, want it to name %s", field, got, want)
+		}
+	}
+	for in, want := range map[string]string{
+		"20s must be at most a quarter of TransactionTimeout 1m0s": "20s must be at most a quarter of --transaction-timeout 1m0s",
+		"set a topic regular expression or a TopicMapping":         "set a topic regular expression or a topic mapping",
+		`"SessionTimeout" must match ^x$; see InstanceID`:          `"SessionTimeout" must match ^x$; see --instance-id`,
+		"needs CreateTime (alter the topic)":                       "needs CreateTime (alter the topic)",
+	} {
+		if got := userReason(in); got != want {
+			t.Errorf("userReason(%q) = %q, want %q", in, got, want)
+		}
+	}
+
+	// End to end: a reason that names another field.
+	var errb bytes.Buffer
+	code := run(context.Background(), []string{"replicate", "--commit-interval", "20s"}, []string{envSourceBootstrap + "=a:1", envDestBootstrap + "=b:1", "REO_TOPICS=t"}, io.Discard, &errb)
+	if code != 2 || !strings.Contains(errb.String(), "--commit-interval / REO_COMMIT_INTERVAL: 20s must be at most a quarter of --transaction-timeout 1m0s") {
+		t.Errorf("--commit-interval 20s: exit %d, stderr %q; want 2 naming --commit-interval and --transaction-timeout", code, errb.String())
 	}
 }

@@ -51,13 +51,39 @@ func main() {
 }
 
 func versionString() string {
-	if version != "" {
-		return version
+	bi, _ := debug.ReadBuildInfo()
+	return versionFrom(version, bi)
+}
+
+// versionFrom is the version to report: the -ldflags version, else the
+// module version of the build (a tag or a pseudo-version), else "dev",
+// followed by the VCS revision when the build recorded one: "dev
+// (289d8e665097)", "+dirty" when the work tree had changes. A build
+// without module version (go run, -buildvcs=false) says "(devel)", which
+// means nothing to an operator.
+func versionFrom(ldflags string, bi *debug.BuildInfo) string {
+	if ldflags != "" {
+		return ldflags
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
+	if bi == nil {
+		return "dev"
 	}
-	return "dev"
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev, dirty string
+	for _, s := range bi.Settings {
+		switch {
+		case s.Key == "vcs.revision":
+			rev = s.Value
+		case s.Key == "vcs.modified" && s.Value == "true":
+			dirty = "+dirty"
+		}
+	}
+	if rev == "" {
+		return "dev"
+	}
+	return "dev (" + rev[:min(len(rev), 12)] + dirty + ")"
 }
 
 const usage = `usage: reo <command> [flags]
@@ -75,9 +101,18 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 	}
 	switch args[0] {
 	case "version", "--version", "-version":
+		if len(args) > 1 {
+			switch args[1] {
+			case "help", "-h", "-help", "--help":
+				fmt.Fprint(stdout, usage)
+				return 0
+			}
+			fmt.Fprintf(stderr, "reo: %s takes no arguments, got %q\n%s", args[0], args[1], usage)
+			return 2
+		}
 		fmt.Fprintf(stdout, "reo %s\n", versionString())
 		return 0
-	case "help", "-h", "--help":
+	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
 	case "replicate":
@@ -101,6 +136,11 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 		return 2
 	}
 	if s.printConfig {
+		// stdout is the config file; the warning reo would log at
+		// start goes to stderr.
+		if len(s.unknownEnv) > 0 {
+			fmt.Fprintf(stderr, "reo: warning: %s: %s\n", unknownEnvWarning, strings.Join(s.unknownEnv, ", "))
+		}
 		if err := s.writeConfig(stdout); err != nil {
 			fmt.Fprintf(stderr, "reo: print configuration: %v\n", err)
 			return 1
@@ -116,7 +156,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 	log := slog.New(h)
 
 	if len(s.unknownEnv) > 0 {
-		log.Warn("ignoring environment variables that are no reo setting (typo?)", "names", strings.Join(s.unknownEnv, ","))
+		log.Warn(unknownEnvWarning, "names", strings.Join(s.unknownEnv, ","))
 	}
 	for _, side := range []struct {
 		name string

@@ -10,6 +10,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"regexp"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"syscall"
@@ -288,5 +290,184 @@ func TestPprofOnlyWhenAsked(t *testing.T) {
 		if want := map[bool]int{false: http.StatusNotFound, true: http.StatusOK}[on]; rec.Code != want {
 			t.Errorf("pprof %v: /debug/pprof/ = %d, want %d", on, rec.Code, want)
 		}
+	}
+}
+
+// TestVersion proves that reo version prints "dev" (not Go's "(devel)")
+// when the build has no version, plus the VCS revision when the build
+// recorded one, in the form README.md shows; and that -ldflags and a module
+// version win.
+func TestVersion(t *testing.T) {
+	var out bytes.Buffer
+	if code := run(context.Background(), []string{"version"}, nil, &out, io.Discard); code != 0 {
+		t.Fatalf("reo version: exit code %d", code)
+	}
+	// A test binary's build info says "(devel)" and has no VCS revision.
+	if got := out.String(); !regexp.MustCompile(`^reo dev( \([0-9a-f]+(\+dirty)?\))?\n$`).MatchString(got) {
+		t.Errorf("reo version without -ldflags printed %q, want reo dev", got)
+	}
+
+	devel := debug.Module{Path: "github.com/reo-kafka/reo", Version: "(devel)"}
+	withRev := &debug.BuildInfo{Main: devel, Settings: []debug.BuildSetting{
+		{Key: "vcs.revision", Value: "289d8e6650975db8eaadf317446d3c934375629f"}, {Key: "vcs.modified", Value: "false"},
+	}}
+	for _, c := range []struct {
+		ldflags string
+		bi      *debug.BuildInfo
+		want    string
+	}{
+		{"v1.2.3", withRev, "v1.2.3"},
+		{"", &debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261130111245-289d8e665097+dirty"}}, "v0.0.0-20261130111245-289d8e665097+dirty"},
+		{"", &debug.BuildInfo{Main: devel}, "dev"},
+		{"", nil, "dev"},
+		{"", withRev, "dev (289d8e665097)"},
+		{"", &debug.BuildInfo{Main: devel, Settings: append(withRev.Settings[:1:1], debug.BuildSetting{Key: "vcs.modified", Value: "true"})}, "dev (289d8e665097+dirty)"},
+	} {
+		if got := versionFrom(c.ldflags, c.bi); got != c.want {
+			t.Errorf("versionFrom(%q, %+v) = %q, want %q", c.ldflags, c.bi, got, c.want)
+		}
+	}
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"dev", versionFrom("", withRev)} {
+		if !strings.Contains(string(readme), "`"+v+"`") {
+			t.Errorf("README.md does not show the version %q that a build without -ldflags prints", v)
+		}
+	}
+}
+
+// TestCommandArguments proves that reo version refuses arguments (exit 2,
+// naming the argument) instead of ignoring them, and that help keeps
+// working.
+func TestCommandArguments(t *testing.T) {
+	for _, c := range []struct {
+		args           []string
+		code           int
+		stdout, stderr string
+	}{
+		{[]string{"version", "--foo"}, 2, "", `"--foo"`},
+		{[]string{"version", "v2"}, 2, "", `"v2"`},
+		{[]string{"--version", "-x"}, 2, "", `"-x"`},
+		{[]string{"version"}, 0, "reo ", ""},
+		{[]string{"--version"}, 0, "reo ", ""},
+		{[]string{"version", "-h"}, 0, "usage: reo <command>", ""},
+		{[]string{"help"}, 0, "usage: reo <command>", ""},
+		{[]string{"-h"}, 0, "usage: reo <command>", ""},
+		{[]string{"--help"}, 0, "usage: reo <command>", ""},
+	} {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), c.args, nil, &out, &errb)
+		if code != c.code || !strings.Contains(out.String(), c.stdout) || !strings.Contains(errb.String(), c.stderr) {
+			t.Errorf("reo %s: exit %d, stdout %q, stderr %q; want exit %d, stdout with %q, stderr with %q",
+				strings.Join(c.args, " "), code, out.String(), errb.String(), c.code, c.stdout, c.stderr)
+		}
+		if c.code == 0 && errb.Len() > 0 {
+			t.Errorf("reo %s: exit 0 with stderr %q", strings.Join(c.args, " "), errb.String())
+		}
+	}
+}
+
+// TestReplicateHelpShowsDefaults proves that reo replicate -h lists every
+// flag, each with its default when it has one (--commit-interval 100ms,
+// --shards auto, ...) and its environment variable.
+func TestReplicateHelpShowsDefaults(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"replicate", "-h"}, nil, &out, &errb); code != 0 {
+		t.Fatalf("reo replicate -h: exit code %d", code)
+	}
+	help := errb.String()
+	// entry returns the two lines of one flag: "  --name ..." and its
+	// usage.
+	lines := strings.Split(help, "\n")
+	entry := func(name string) string {
+		for i, l := range lines[:len(lines)-1] {
+			if l == "  --"+name || strings.HasPrefix(l, "  --"+name+" ") {
+				return l + "\n" + lines[i+1]
+			}
+		}
+		return ""
+	}
+	for name, want := range map[string]string{"commit-interval": "(default 100ms)", "shards": "(default auto)", "config": "[env REO_CONFIG]", "print-config": "print"} {
+		if e := entry(name); !strings.Contains(e, want) {
+			t.Errorf("reo replicate -h: --%s entry %q does not contain %q", name, e, want)
+		}
+	}
+	for _, s := range settingsTable {
+		if s.flag == "" {
+			if !strings.Contains(help, s.env) {
+				t.Errorf("reo replicate -h does not list the environment-only %s", s.env)
+			}
+			continue
+		}
+		e := entry(s.flag)
+		if e == "" {
+			t.Errorf("reo replicate -h does not list --%s:\n%s", s.flag, help)
+			continue
+		}
+		if s.def != "" && !(s.isBool && s.def == "false") && !strings.Contains(e, "(default "+s.def+")") {
+			t.Errorf("reo replicate -h: --%s entry %q does not show its default %s", s.flag, e, s.def)
+		}
+		if s.env != "" && !strings.Contains(e, "[env "+s.env+"]") {
+			t.Errorf("reo replicate -h: --%s entry %q does not name %s", s.flag, e, s.env)
+		}
+	}
+}
+
+// TestDuplicateInstanceIDExits2 proves that when a second live instance
+// joins with the same --instance-id, the first stops with exit code 2 (a
+// configuration error) and a message naming --instance-id, and that
+// README.md says so.
+func TestDuplicateInstanceIDExits2(t *testing.T) {
+	src := fakeCluster(t, "src", kfake.SeedTopics(2, "in"))
+	dst := fakeCluster(t, "dst")
+	env := []string{
+		envSourceBootstrap + "=" + strings.Join(src.ListenAddrs(), ","), envSourceTopic + "=in",
+		envDestBootstrap + "=" + strings.Join(dst.ListenAddrs(), ","),
+		"REO_INSTANCE_ID=reo-dup", "REO_SESSION_TIMEOUT=6s", "REO_SHARDS=2",
+	}
+	prod, err := kgo.NewClient(kgo.SeedBrokers(src.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prod.Close()
+	if err := prod.ProduceSync(context.Background(), &kgo.Record{Topic: "in", Value: []byte("a")}).FirstErr(); err != nil {
+		t.Fatalf("produce: %v", err)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var firstErr, secondErr syncBuffer
+	first, second := make(chan int, 1), make(chan int, 1)
+	go func() { first <- run(ctx, []string{"replicate"}, env, io.Discard, &firstErr) }()
+	consumeN(t, []kgo.Opt{kgo.SeedBrokers(dst.ListenAddrs()...)}, "in", 1, 30*time.Second, &firstErr)
+	go func() { second <- run(ctx, []string{"replicate"}, env, io.Discard, &secondErr) }()
+
+	var code int
+	select {
+	case code = <-first:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the first instance did not stop within 30s of a second one joining with its id; stderr:\n%s", firstErr.String())
+	}
+	if code != 2 || !strings.Contains(firstErr.String(), "reo: invalid configuration: --instance-id / REO_INSTANCE_ID: ") {
+		t.Errorf("the fenced instance exited %d, stderr:\n%s\nwant 2 and a message naming --instance-id", code, firstErr.String())
+	}
+	cancel()
+	if c := <-second; c != 0 {
+		t.Errorf("the second instance exited %d after a graceful stop, want 0; stderr:\n%s", c, secondErr.String())
+	}
+
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := strings.Join(strings.Fields(string(readme)), " ")
+	m := regexp.MustCompile(`second live instance joins with the same id[^.]*exit code (\d)`).FindStringSubmatch(doc)
+	if m == nil {
+		t.Fatalf("README.md does not say which exit code a duplicate instance id gives")
+	}
+	if m[1] != fmt.Sprint(code) {
+		t.Errorf("README.md says a duplicate instance id exits %s; it exits %d", m[1], code)
 	}
 }

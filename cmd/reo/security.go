@@ -51,7 +51,7 @@ func securitySettings(side, env string, sec func(*settings) *security) []setting
 		return boolSetting(func(c *settings) *bool { return p(sec(c)) })
 	}
 	return []setting{
-		{flag: side + "-tls", env: env + "_TLS", usage: "connect to the " + cluster + " cluster with TLS (implied by the other " + side + "-tls settings)", isBool: true,
+		{heading: cluster + " cluster TLS and SASL", flag: side + "-tls", env: env + "_TLS", usage: "connect to the " + cluster + " cluster with TLS (implied by the other " + side + "-tls settings)", isBool: true,
 			set: boolean(func(s *security) *bool { return &s.tls })},
 		{flag: side + "-tls-ca", env: env + "_TLS_CA", usage: "PEM file of the CA certificates that sign the " + cluster + " brokers' certificates (default: the system roots)",
 			set: str(func(s *security) *string { return &s.tlsCA })},

@@ -1,0 +1,455 @@
+package replicator
+
+// Operator actions: what reo does when an operator changes things under a
+// replication. Each test is a row of "what reo does when…" in
+// cmd/reo/README.md: the outcome is a correct copy, or a named error before
+// anything is skipped.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// TestSourceRecreatedResync proves the documented way through a recreated
+// source topic: the operator deletes the destination topic and restarts
+// with ResyncChangedTopics; reo recreates the destination and copies the
+// new source topic from its start, so the destination equals the source.
+func TestSourceRecreatedResync(t *testing.T) {
+	src := newCluster(t, "src", 2, "jobs")
+	dst := newCluster(t, "dst", 1)
+	cfg := testConfig(src, dst, "jobs")
+	produceNumbered(t, src, "jobs", "old", 20, 2)
+	run := start(t, cfg)
+	waitFor(t, 30*time.Second, countIs(t, dst, "jobs", 20))
+	run.stop(t)
+
+	recreateTopic(t, src, "jobs", 2)
+	produceNumbered(t, src, "jobs", "new", 30, 2)
+
+	// Resync alone refuses to append to the old records.
+	cfg.ResyncChangedTopics = true
+	err := start(t, cfg).waitErr(t, 20*time.Second)
+	var ne *NonEmptyDestinationError
+	if !errors.As(err, &ne) || ne.Resync != SourceRecreated {
+		t.Fatalf("with resync and the old records still in the destination, Run returned %v, want a *NonEmptyDestinationError for a resync", err)
+	}
+
+	if _, err := admin(t, dst).DeleteTopic(context.Background(), "jobs"); err != nil {
+		t.Fatalf("delete destination topic: %v", err)
+	}
+	run = start(t, cfg)
+	waitFor(t, 30*time.Second, countIs(t, dst, "jobs", 30))
+	if d := sameContent(t, src, "jobs", dst, "jobs"); d != "" {
+		t.Fatalf("after resync of the recreated source topic: %s", d)
+	}
+	if n := run.metricValue(t, "reo_resyncs_total", map[string]string{"topic": "jobs", "reason": SourceRecreated}); n < 1 {
+		t.Errorf("reo_resyncs_total{topic=jobs} = %v, want at least 1", n)
+	}
+}
+
+// TestSourceRecreatedWhileRunning proves that a source topic deleted and
+// recreated under a running replicator is not resumed at the old offsets:
+// Run stops with an IdentityError, and the new topic's records are not
+// copied behind the old ones.
+func TestSourceRecreatedWhileRunning(t *testing.T) {
+	src := newCluster(t, "src", 1, "jobs")
+	dst := newCluster(t, "dst", 1)
+	cfg := testConfig(src, dst, "jobs")
+	produceNumbered(t, src, "jobs", "old", 10, 1)
+	run := start(t, cfg)
+	waitFor(t, 30*time.Second, countIs(t, dst, "jobs", 10))
+
+	recreateTopic(t, src, "jobs", 1)
+	produceNumbered(t, src, "jobs", "new", 15, 1)
+	err := run.waitErr(t, 30*time.Second)
+	var ie *IdentityError
+	if !errors.As(err, &ie) || ie.Kind != SourceRecreated {
+		t.Fatalf("Run returned %v, want an *IdentityError for a recreated source topic", err)
+	}
+	if n := count(dump(t, dst, "jobs")); n != 10 {
+		t.Fatalf("destination holds %d records, want the 10 of the old topic only", n)
+	}
+}
+
+// TestDestinationChangedStops proves that changing where an existing
+// replication writes (naming identity -> prefix) stops with an
+// IdentityError naming both destination topics, instead of resuming at the
+// old checkpoints into the new topic; and that with ResyncChangedTopics the
+// new destination gets everything from the source log start.
+func TestDestinationChangedStops(t *testing.T) {
+	src := newCluster(t, "src", 2, "orders")
+	dst := newCluster(t, "dst", 1)
+	cfg := testConfig(src, dst, "orders")
+	produceNumbered(t, src, "orders", "a", 20, 2)
+	run := start(t, cfg)
+	waitFor(t, 30*time.Second, countIs(t, dst, "orders", 20))
+	run.stop(t)
+
+	cfg.Naming, cfg.SourceAlias = NamingPrefix, "east"
+	err := start(t, cfg).waitErr(t, 20*time.Second)
+	var ie *IdentityError
+	if !errors.As(err, &ie) || ie.Kind != DestChanged || ie.Was != "orders" || ie.Now != "east.orders" {
+		t.Fatalf("Run returned %v, want an *IdentityError: destination changed from orders to east.orders", err)
+	}
+	if n := count(dump(t, dst, "east.orders")); n != 0 {
+		t.Fatalf("east.orders holds %d records after the refusal, want 0", n)
+	}
+
+	cfg.ResyncChangedTopics = true
+	start(t, cfg)
+	produceNumbered(t, src, "orders", "b", 10, 2)
+	waitFor(t, 30*time.Second, countIs(t, dst, "east.orders", 30))
+	if d := sameContent(t, src, "orders", dst, "east.orders"); d != "" {
+		t.Fatalf("after resync into the new destination: %s", d)
+	}
+}
+
+// TestForeignTopicAsNewDestination proves that a non-empty topic that is
+// not this replication's, named as the new destination of an existing
+// replication, is neither written into nor grown: the marker and
+// checkpoints of the old destination do not make it ours.
+func TestForeignTopicAsNewDestination(t *testing.T) {
+	src := newCluster(t, "src", 3, "orders")
+	dst := newCluster(t, "dst", 1)
+	cfg := testConfig(src, dst, "orders")
+	produceNumbered(t, src, "orders", "a", 30, 3)
+	run := start(t, cfg)
+	waitFor(t, 30*time.Second, countIs(t, dst, "orders", 30))
+	run.stop(t)
+
+	createTopic(t, dst, "theirs", 1, nil)
+	produceNumbered(t, dst, "theirs", "foreign", 5, 1)
+	cfg.TopicMapping = map[string]string{"orders": "theirs"}
+	err := start(t, cfg).waitErr(t, 20*time.Second)
+	var pc *PartitionCountError
+	if !errors.As(err, &pc) || pc.DestTopic != "theirs" {
+		t.Fatalf("Run returned %v, want a *PartitionCountError for the foreign topic theirs", err)
+	}
+	md, err := admin(t, dst).ListTopics(context.Background(), "theirs")
+	if err != nil {
+		t.Fatalf("describe theirs: %v", err)
+	}
+	if n := len(md["theirs"].Partitions); n != 1 {
+		t.Fatalf("foreign topic theirs has %d partitions, want its own 1 (reo must not grow it)", n)
+	}
+	if n := count(dump(t, dst, "theirs")); n != 5 {
+		t.Fatalf("foreign topic holds %d records, want its own 5", n)
+	}
+}
+
+// TestDestinationDeletedStops proves that a destination topic deleted "to
+// re-sync" is not recreated and resumed at the old checkpoints (which
+// would leave out every earlier record): Run stops with an IdentityError,
+// and with ResyncChangedTopics the new topic gets every record.
+func TestDestinationDeletedStops(t *testing.T) {
+	src := newCluster(t, "src", 2, "orders")
+	dst := newCluster(t, "dst", 1)
+	cfg := testConfig(src, dst, "orders")
+	produceNumbered(t, src, "orders", "a", 20, 2)
+	run := start(t, cfg)
+	waitFor(t, 30*time.Second, countIs(t, dst, "orders", 20))
+	run.stop(t)
+
+	if _, err := admin(t, dst).DeleteTopic(context.Background(), "orders"); err != nil {
+		t.Fatalf("delete destination topic: %v", err)
+	}
+	produceNumbered(t, src, "orders", "b", 10, 2)
+	err := start(t, cfg).waitErr(t, 20*time.Second)
+	var ie *IdentityError
+	if !errors.As(err, &ie) || ie.Kind != DestRecreated || ie.DestTopic != "orders" {
+		t.Fatalf("Run returned %v, want an *IdentityError: destination topic orders recreated", err)
+	}
+	if !strings.Contains(err.Error(), "--resync-changed-topics") {
+		t.Errorf("error %q does not offer --resync-changed-topics", err)
+	}
+
+	cfg.ResyncChangedTopics = true
+	start(t, cfg)
+	waitFor(t, 30*time.Second, countIs(t, dst, "orders", 30))
+	if d := sameContent(t, src, "orders", dst, "orders"); d != "" {
+		t.Fatalf("after resync into the recreated destination: %s", d)
+	}
+}
+
+// TestSecondSourceSameNameRefused proves that a replication started under
+// a name that another replication, from another source cluster, already
+// uses on the destination is refused at start with an error naming both
+// sources and how to pick another name; the first one's shards are not
+// touched.
+func TestSecondSourceSameNameRefused(t *testing.T) {
+	east := newCluster(t, "east", 2, "orders")
+	west := newCluster(t, "west", 2, "payments")
+	dst := newCluster(t, "dst", 1)
+	produceNumbered(t, east, "orders", "a", 20, 2)
+	first := start(t, testConfig(east, dst, "orders"))
+	waitFor(t, 30*time.Second, countIs(t, dst, "orders", 20))
+
+	err := start(t, testConfig(west, dst, "payments")).waitErr(t, 20*time.Second)
+	var rid *ReplicationIdentityError
+	if !errors.As(err, &rid) || rid.Existing.SourceCluster != "east" || rid.SourceCluster != "west" {
+		t.Fatalf("second replication from another source under the same name: Run returned %v, want a *ReplicationIdentityError (east vs west)", err)
+	}
+	if !strings.Contains(err.Error(), "--name") {
+		t.Errorf("error %q does not say how to pick another name", err)
+	}
+	produceNumbered(t, east, "orders", "b", 10, 2)
+	waitFor(t, 30*time.Second, countIs(t, dst, "orders", 30))
+	if h := first.r.Health(); !h.Ready {
+		t.Errorf("the first replication is not ready after the refusal: %v", h.Reasons)
+	}
+}
+
+// TestLegacyReplicationOfAnotherSourceRefused proves that a replication
+// made before identities were recorded (checkpoints only) is recognised as
+// another source's: the newcomer is refused, not given the name.
+func TestLegacyReplicationOfAnotherSourceRefused(t *testing.T) {
+	west := newCluster(t, "west", 1, "jobs")
+	dst := newCluster(t, "dst", 1)
+	cfg := testConfig(west, dst, "jobs")
+	cfg.Shards = 1
+	cpTopic := "__reo-" + cfg.Name + "-checkpoints"
+	createTopic(t, dst, cpTopic, 1, nil)
+	legacy := encodeCheckpointKey(CheckpointKey{Cluster: "east", Topic: "jobs", Partition: 0})
+	writeRaw(t, dst, cpTopic, 0, legacy, []byte(`{"v":1,"next":3,"srcFirst":0,"srcLast":2,"dstTopic":"jobs","dstFirst":-1,"dstLast":-1}`))
+	err := start(t, cfg).waitErr(t, 20*time.Second)
+	var rid *ReplicationIdentityError
+	if !errors.As(err, &rid) || !rid.LegacyCheckpoint || rid.Existing.SourceCluster != "east" {
+		t.Fatalf("Run returned %v, want a *ReplicationIdentityError naming the checkpoints of east", err)
+	}
+}
+
+// TestSettingsConflictRefused proves that a second instance of a running
+// replication with another topic selection is refused (it would take half
+// the shards and copy something else), with an error that names both
+// selections, while the first keeps copying everything it selects.
+func TestSettingsConflictRefused(t *testing.T) {
+	src := newCluster(t, "src", 4, "orders", "payments")
+	dst := newCluster(t, "dst", 1)
+	cfg := testConfig(src, dst, "orders|payments")
+	first := start(t, cfg)
+	produceNumbered(t, src, "orders", "a", 20, 4)
+	waitFor(t, 30*time.Second, countIs(t, dst, "orders", 20))
+
+	other := cfg
+	other.Topics = "orders"
+	second := start(t, other)
+	err := second.waitErr(t, 40*time.Second)
+	var sc *SettingsConflictError
+	if !errors.As(err, &sc) {
+		t.Fatalf("second instance with another selection: Run returned %v, want a *SettingsConflictError", err)
+	}
+	if sc.Theirs == nil || sc.Theirs.Topics != "orders|payments" || sc.Ours.Topics != "orders" {
+		t.Errorf("error describes theirs %+v, ours %+v; want orders|payments against orders", sc.Theirs, sc.Ours)
+	}
+	produceNumbered(t, src, "payments", "b", 20, 4)
+	waitFor(t, 30*time.Second, countIs(t, dst, "payments", 20))
+	if d := sameContent(t, src, "payments", dst, "payments"); d != "" {
+		t.Fatalf("first instance after the refusal: %s", d)
+	}
+	if h := first.r.Health(); !h.Ready {
+		t.Errorf("first instance not ready after the refusal: %+v", h.Reasons)
+	}
+}
+
+// TestCreateRefusedBlocksOnlyThatTopic proves that one destination topic the
+// cluster refuses to create (a create-topic policy) is reported on
+// Health, in the log and in reo_topics_blocked, while every other topic,
+// including one created later and a partition added later, is copied.
+func TestCreateRefusedBlocksOnlyThatTopic(t *testing.T) {
+	src := newCluster(t, "src", 2, "good", "bad")
+	dst := newCluster(t, "dst", 1)
+	var refused atomic.Int32
+	dst.ControlKey(int16(kmsg.CreateTopics), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		dst.KeepControl()
+		cr := req.(*kmsg.CreateTopicsRequest)
+		if len(cr.Topics) != 1 || cr.Topics[0].Topic != "bad" {
+			return nil, nil, false
+		}
+		refused.Add(1)
+		resp := cr.ResponseKind().(*kmsg.CreateTopicsResponse)
+		rt := kmsg.NewCreateTopicsResponseTopic()
+		rt.Topic = "bad"
+		rt.ErrorCode = kerr.PolicyViolation.Code
+		resp.Topics = append(resp.Topics, rt)
+		return resp, nil, true
+	})
+	run := start(t, testConfig(src, dst, "good|bad|later"))
+	produceNumbered(t, src, "good", "a", 20, 2)
+	produceNumbered(t, src, "bad", "x", 5, 2)
+	waitFor(t, 30*time.Second, countIs(t, dst, "good", 20))
+	waitFor(t, 10*time.Second, func() string {
+		h := run.r.Health()
+		for _, r := range h.Reasons {
+			if r.Topic == "bad" && strings.Contains(r.Reason, "cannot be created") {
+				return ""
+			}
+		}
+		return fmt.Sprintf("Health does not name topic bad: %+v", h)
+	})
+	if run.r.Ready() {
+		t.Errorf("Ready with a topic that cannot be created")
+	}
+	if n := run.metricValue(t, "reo_topics_blocked", nil); n != 1 {
+		t.Errorf("reo_topics_blocked = %v, want 1", n)
+	}
+
+	createTopic(t, src, "later", 2, nil)
+	produceNumbered(t, src, "later", "l", 10, 2)
+	if _, err := admin(t, src).UpdatePartitions(context.Background(), 3, "good"); err != nil {
+		t.Fatalf("grow source topic good: %v", err)
+	}
+	produceNumbered(t, src, "good", "b", 9, 3)
+	waitFor(t, 30*time.Second, countIs(t, dst, "later", 10))
+	waitFor(t, 30*time.Second, countIs(t, dst, "good", 29))
+	if refused.Load() < 2 {
+		t.Errorf("creation of bad was tried %d times, want it retried on later refreshes", refused.Load())
+	}
+}
+
+// TestSameClusterLoopRefused proves that a same-cluster replication whose
+// selection matches its own copies (prefix naming, ".*") is refused before
+// anything is created: no copies, and none of reo's own topics.
+func TestSameClusterLoopRefused(t *testing.T) {
+	c := newCluster(t, "one", 1, "orders")
+	cfg := testConfig(c, c, ".*")
+	cfg.Naming, cfg.SourceAlias = NamingPrefix, "east"
+	err := start(t, cfg).waitErr(t, 20*time.Second)
+	var ce *ConfigError
+	if !errors.As(err, &ce) || ce.Field != "Topics" || !strings.Contains(ce.Reason, "east.orders") {
+		t.Fatalf("Run returned %v, want a ConfigError on Topics naming east.orders", err)
+	}
+	md, err := admin(t, c).ListTopics(context.Background())
+	if err != nil {
+		t.Fatalf("list topics: %v", err)
+	}
+	for _, name := range md.Names() {
+		if name != "orders" {
+			t.Errorf("topic %s exists after the refused configuration; want nothing created", name)
+		}
+	}
+
+	// Excluding the copies, as the error suggests, works.
+	cfg.TopicsExclude = `east\..*`
+	start(t, cfg)
+	produceNumbered(t, c, "orders", "a", 10, 1)
+	waitFor(t, 30*time.Second, countIs(t, c, "east.orders", 10))
+}
+
+// TestEmptySelectionNotReady proves that a selection that matches nothing
+// (a typo) and a named source topic that does not exist are reasons on
+// Health, not a silent healthy idle.
+func TestEmptySelectionNotReady(t *testing.T) {
+	src := newCluster(t, "src", 1, "orders")
+	dst := newCluster(t, "dst", 1)
+	run := start(t, testConfig(src, dst, "ordrs"))
+	waitFor(t, 20*time.Second, func() string {
+		h := run.r.Health()
+		for _, r := range h.Reasons {
+			if strings.Contains(r.Reason, `no source topic matches --topics "ordrs"`) {
+				if h.Ready {
+					return "Ready is true with a reason"
+				}
+				return ""
+			}
+		}
+		return fmt.Sprintf("Health %+v does not say the selection is empty", h)
+	})
+	run.stop(t)
+
+	cfg := testConfig(src, dst, "")
+	cfg.TopicMapping = map[string]string{"payments": "payments"}
+	cfg.Name = "mapped"
+	run = start(t, cfg)
+	waitFor(t, 20*time.Second, func() string {
+		for _, r := range run.r.Health().Reasons {
+			if strings.Contains(r.Reason, "source topic payments does not exist") {
+				return ""
+			}
+		}
+		return fmt.Sprintf("Health %+v does not name the missing topic payments", run.r.Health())
+	})
+
+	// Once the topic exists, the reason goes and the replicator is ready.
+	createTopic(t, src, "payments", 1, nil)
+	waitFor(t, 20*time.Second, func() string {
+		if h := run.r.Health(); !h.Ready {
+			return fmt.Sprintf("not ready once payments exists: %+v", h.Reasons)
+		}
+		return ""
+	})
+}
+
+// TestShardFailingNotReady proves that a shard that keeps failing (its
+// destination topic refuses every write) makes Health not ready with the
+// shard and the error, and that lag stays visible and grows meanwhile.
+func TestShardFailingNotReady(t *testing.T) {
+	src := newCluster(t, "src", 1, "orders")
+	dst := newCluster(t, "dst", 1)
+	cfg := testConfig(src, dst, "orders")
+	cfg.Shards = 1
+	run := start(t, cfg)
+	produceNumbered(t, src, "orders", "a", 10, 1)
+	waitFor(t, 30*time.Second, countIs(t, dst, "orders", 10))
+	if h := run.r.Health(); !h.Ready {
+		t.Fatalf("not ready while copying normally: %+v", h.Reasons)
+	}
+
+	dst.ControlKey(int16(kmsg.Produce), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		dst.KeepControl()
+		pr := req.(*kmsg.ProduceRequest)
+		resp := pr.ResponseKind().(*kmsg.ProduceResponse)
+		for _, rt := range pr.Topics {
+			st := kmsg.NewProduceResponseTopic()
+			st.Topic, st.TopicID = rt.Topic, rt.TopicID
+			for _, rp := range rt.Partitions {
+				sp := kmsg.NewProduceResponseTopicPartition()
+				sp.Partition = rp.Partition
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				if rt.Topic != "orders" {
+					sp.ErrorCode = kerr.InvalidRecord.Code
+				}
+				st.Partitions = append(st.Partitions, sp)
+			}
+			resp.Topics = append(resp.Topics, st)
+		}
+		return resp, nil, true
+	})
+	produceNumbered(t, src, "orders", "b", 10, 1)
+	waitFor(t, 30*time.Second, func() string {
+		h := run.r.Health()
+		if h.Ready {
+			return "still ready while every write fails"
+		}
+		for _, r := range h.Reasons {
+			if r.Shard == 0 {
+				return ""
+			}
+		}
+		return fmt.Sprintf("no reason names shard 0: %+v", h.Reasons)
+	})
+	waitFor(t, 20*time.Second, func() string {
+		if lag := run.metricValue(t, "reo_partition_lag_records", map[string]string{"topic": "orders"}); lag < 10 {
+			return fmt.Sprintf("lag %v while 10 records wait, want >= 10", lag)
+		}
+		return ""
+	})
+}
+
+// writeRaw writes one non-transactional record to topic/partition.
+func writeRaw(t *testing.T, c *kfake.Cluster, topic string, partition int32, key, value []byte) {
+	t.Helper()
+	cl := client(t, c, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err := cl.ProduceSync(context.Background(), &kgo.Record{Topic: topic, Partition: partition, Key: key, Value: value}).FirstErr(); err != nil {
+		t.Fatalf("write to %s: %v", topic, err)
+	}
+}
