@@ -67,8 +67,8 @@ type Replicator struct {
 	healthMu       sync.Mutex
 	blocked        map[string]string
 	selectionNotes []string
-	lags     *lagBook
-	progress progress
+	lags           *lagBook
+	progress       progress
 
 	// groupTrouble is why the ownership group cannot be joined, "" if none.
 	groupTrouble atomic.Pointer[string]

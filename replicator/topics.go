@@ -3,9 +3,9 @@ package replicator
 import (
 	"context"
 	"encoding/base64"
-	"regexp"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 
@@ -37,7 +37,7 @@ type topicState struct {
 	dst      string
 	srcID    string // the source topic's id when this state was made
 	verified bool   // destination has enough partitions (or reo created it)
-	warned   bool // "more partitions than source" already logged
+	warned   bool   // "more partitions than source" already logged
 	maxBytes int32
 }
 
