@@ -19,6 +19,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -185,7 +186,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 			fmt.Fprintf(stderr, "reo: --metrics-addr %s: %v\n", s.metricsAddr, err)
 			return 2
 		}
-		srv := &http.Server{Handler: opsHandler(reg, r.Ready, s.pprof), ReadHeaderTimeout: 5 * time.Second}
+		srv := &http.Server{Handler: opsHandler(reg, r.Health, s.pprof), ReadHeaderTimeout: 5 * time.Second}
 		go func() { _ = srv.Serve(ln) }()
 		defer func() {
 			sctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -202,7 +203,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 		// them as flags, as a configuration error.
 		var ce *replicator.ConfigError
 		if errors.As(err, &ce) {
-			fmt.Fprintf(stderr, "reo: invalid configuration: %s: %s\n", fieldSetting(ce.Field), ce.Reason)
+			fmt.Fprintf(stderr, "reo: invalid configuration: %s\n", configErrorText(ce))
 			return 2
 		}
 		fmt.Fprintf(stderr, "reo: replication stopped: %v\n", err)
@@ -212,10 +213,13 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 	return 0
 }
 
-// opsHandler serves /metrics, /healthz (the process is up) and /readyz
-// (connected to both clusters and in the ownership group), and with
-// withPprof Go's profiles under /debug/pprof/.
-func opsHandler(reg *prometheus.Registry, ready func() bool, withPprof bool) http.Handler {
+// opsHandler serves /metrics, /healthz (the process is up) and /readyz,
+// and with withPprof Go's profiles under /debug/pprof/. /readyz answers 200
+// only while the replicator is healthy (connected, in the ownership group,
+// every selected topic copied, every owned shard making progress or caught
+// up) and 503 otherwise; the body is the JSON of replicator.Health either
+// way, so it says why.
+func opsHandler(reg *prometheus.Registry, health func() replicator.Health, withPprof bool) http.Handler {
 	mux := http.NewServeMux()
 	if withPprof {
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
@@ -229,11 +233,14 @@ func opsHandler(reg *prometheus.Registry, ready func() bool, withPprof bool) htt
 		fmt.Fprintln(w, "ok")
 	})
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if !ready() {
-			http.Error(w, "not ready", http.StatusServiceUnavailable)
-			return
+		h := health()
+		w.Header().Set("Content-Type", "application/json")
+		if !h.Ready {
+			w.WriteHeader(http.StatusServiceUnavailable)
 		}
-		fmt.Fprintln(w, "ready")
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(h)
 	})
 	return mux
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -19,6 +20,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/reo-kafka/reo/replicator"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -286,7 +289,7 @@ func TestPprofOnlyWhenAsked(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	for _, on := range []bool{false, true} {
 		rec := httptest.NewRecorder()
-		opsHandler(reg, func() bool { return true }, on).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/debug/pprof/", nil))
+		opsHandler(reg, func() replicator.Health { return replicator.Health{Ready: true} }, on).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/debug/pprof/", nil))
 		if want := map[bool]int{false: http.StatusNotFound, true: http.StatusOK}[on]; rec.Code != want {
 			t.Errorf("pprof %v: /debug/pprof/ = %d, want %d", on, rec.Code, want)
 		}
@@ -470,4 +473,75 @@ func TestDuplicateInstanceIDExits2(t *testing.T) {
 	if m[1] != fmt.Sprint(code) {
 		t.Errorf("README.md says a duplicate instance id exits %s; it exits %d", m[1], code)
 	}
+}
+
+// TestReadyzSaysWhy proves that /readyz answers 503 with a JSON body that
+// names the problem when the topic selection matches nothing (a typo), that
+// a warning says so in the log, and that it answers 200 with "ready": true
+// once the topic exists.
+func TestReadyzSaysWhy(t *testing.T) {
+	src := fakeCluster(t, "src", kfake.SeedTopics(1, "orders"))
+	dst := fakeCluster(t, "dst")
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stderr syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"replicate", "--metrics-addr", addr, "--source-bootstrap", strings.Join(src.ListenAddrs(), ","),
+			"--dest-bootstrap", strings.Join(dst.ListenAddrs(), ","), "--topics", "paymnts", "--session-timeout", "6s", "--topic-refresh-interval", "300ms"}, nil, io.Discard, &stderr)
+	}()
+	var h struct {
+		Ready   bool `json:"ready"`
+		Reasons []struct {
+			Shard  int32  `json:"shard"`
+			Topic  string `json:"topic"`
+			Reason string `json:"reason"`
+		} `json:"reasons"`
+	}
+	pollUntil(t, 20*time.Second, func() string {
+		code, body := get("http://" + addr + "/readyz")
+		if code != 503 {
+			return fmt.Sprintf("/readyz = %d %q, want 503", code, body)
+		}
+		if err := json.Unmarshal([]byte(body), &h); err != nil {
+			return fmt.Sprintf("/readyz body %q is not JSON: %v", body, err)
+		}
+		for _, r := range h.Reasons {
+			if strings.Contains(r.Reason, `no source topic matches --topics "paymnts"`) {
+				return ""
+			}
+		}
+		return fmt.Sprintf("/readyz reasons %+v do not name the empty selection", h.Reasons)
+	})
+	if h.Ready {
+		t.Errorf("/readyz body says ready with status 503")
+	}
+	if !strings.Contains(stderr.String(), "paymnts") {
+		t.Errorf("no warning names the selection; stderr:\n%s", stderr.String())
+	}
+
+	adm := kadm.NewClient(newClient(t, src))
+	if _, err := adm.CreateTopic(context.Background(), 1, -1, nil, "paymnts"); err != nil {
+		t.Fatalf("create the topic: %v", err)
+	}
+	pollUntil(t, 20*time.Second, func() string {
+		if code, body := get("http://" + addr + "/readyz"); code != 200 || !strings.Contains(body, `"ready": true`) {
+			return fmt.Sprintf("/readyz = %d %q once the topic exists, want 200 and ready", code, body)
+		}
+		return ""
+	})
+	cancel()
+	if code := <-done; code != 0 {
+		t.Errorf("exit code %d after cancel, want 0; stderr:\n%s", code, stderr.String())
+	}
+}
+
+func newClient(t *testing.T, c *kfake.Cluster) *kgo.Client {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
 }
