@@ -535,6 +535,9 @@ func (s *copier) currentIDs(ctx context.Context, parts []partitionPlan) (src, ds
 // Ids that are unknown on either side (a checkpoint of reo before version
 // 2, a cluster that reports no ids) are not compared.
 func checkIdentity(p partitionPlan, cp Checkpoint, srcID, dstID string) *IdentityError {
+	if ignoreIdentity {
+		return nil
+	}
 	e := &IdentityError{Topic: p.Topic, Partition: p.Partition, Offset: cp.Next, DestTopic: p.DstTopic}
 	switch {
 	case cp.SrcTopicID != "" && srcID != "" && cp.SrcTopicID != srcID:

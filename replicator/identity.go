@@ -63,6 +63,10 @@ func (r *Replicator) readMeta(ctx context.Context) (*metaRecords, error) {
 // recorded). It also records this instance's settings, so that a conflict
 // with other running instances can be explained.
 func (r *Replicator) checkIdentity(ctx context.Context) error {
+	if ignoreIdentity {
+		r.settings = r.cfg.settings(r.srcClusterID)
+		return nil
+	}
 	m, err := r.readMeta(ctx)
 	if err != nil {
 		return err
