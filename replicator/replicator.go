@@ -49,6 +49,8 @@ type Replicator struct {
 
 	srcAdm, dstAdm *kadm.Client // admin clients, made in Run
 	srcCl, dstCl   *kgo.Client
+	// srcConn and dstConn see the admin clients' connection errors.
+	srcConn, dstConn connTrouble
 
 	// Set in Run before any worker starts, read-only after.
 	srcClusterID string
@@ -156,11 +158,11 @@ func (r *Replicator) Run(ctx context.Context) (err error) {
 	// MetadataMinAge (5s by default), which would delay new topics and
 	// partitions by that much.
 	fresh := kgo.MetadataMinAge(min(time.Second, r.cfg.TopicRefreshInterval))
-	if r.srcCl, err = kgo.NewClient(r.srcOpts(fresh)...); err != nil {
+	if r.srcCl, err = kgo.NewClient(r.srcOpts(fresh, kgo.WithHooks(&r.srcConn))...); err != nil {
 		return fmt.Errorf("source client: %w", err)
 	}
 	defer r.srcCl.Close()
-	if r.dstCl, err = kgo.NewClient(r.dstOpts(fresh)...); err != nil {
+	if r.dstCl, err = kgo.NewClient(r.dstOpts(fresh, kgo.WithHooks(&r.dstConn))...); err != nil {
 		return fmt.Errorf("destination client: %w", err)
 	}
 	defer r.dstCl.Close()
@@ -282,19 +284,21 @@ func (r *Replicator) connect(ctx context.Context) error {
 }
 
 func (r *Replicator) tryConnect(ctx context.Context) error {
+	r.srcConn.take()
+	r.dstConn.take()
 	src, err := r.srcAdm.BrokerMetadata(ctx)
 	if err != nil {
 		if isAuth(err) {
 			return asAuth("source", "metadata", fmt.Errorf("connect to source cluster: %w", err))
 		}
-		return &unreachableError{cluster: "source", brokers: r.cfg.SourceBrokers, err: err}
+		return &unreachableError{cluster: "source", brokers: r.cfg.SourceBrokers, err: explainConn(err, r.srcConn.take(), hasTLS(r.cfg.SourceOpts))}
 	}
 	dst, err := r.dstAdm.BrokerMetadata(ctx)
 	if err != nil {
 		if isAuth(err) {
 			return asAuth("destination", "metadata", fmt.Errorf("connect to destination cluster: %w", err))
 		}
-		return &unreachableError{cluster: "destination", brokers: r.cfg.DestBrokers, err: err}
+		return &unreachableError{cluster: "destination", brokers: r.cfg.DestBrokers, err: explainConn(err, r.dstConn.take(), hasTLS(r.cfg.DestOpts))}
 	}
 	r.srcClusterID = src.Cluster
 	r.sameCluster = src.Cluster != "" && src.Cluster == dst.Cluster
