@@ -107,19 +107,6 @@ func (s *copier) copy(ctx context.Context, parts []partitionPlan, changed <-chan
 		return err
 	}
 	defer src.Close()
-	defer func() {
-		// Partitions that left the shard's plan are no longer reported;
-		// the others keep their lag while the shard restarts.
-		var now []partitionPlan
-		if p, _ := r.currentPlan(); p != nil {
-			now = p.shards[w.shard]
-		}
-		for _, p := range parts {
-			if !slices.ContainsFunc(now, func(q partitionPlan) bool { return q.Topic == p.Topic && q.Partition == p.Partition }) {
-				r.forget(tp{p.Topic, p.Partition})
-			}
-		}
-	}()
 	dst := make(map[tp]string, len(parts))
 	for _, p := range parts {
 		dst[tp{p.Topic, p.Partition}] = p.DstTopic
@@ -426,11 +413,10 @@ func (s *copier) commit(ctx context.Context, b *batch) error {
 			r.m.e2eLatency.Observe(now.Sub(pp.oldest).Seconds())
 			r.progress.records.Add(int64(pp.records))
 		}
-		h, ok := s.hwm[p]
-		if !ok {
-			h = -1
+		r.position(p, cp.SrcTopicID, cp.Next)
+		if h, ok := s.hwm[p]; ok {
+			r.m.setLag(p.topic, p.partition, max(0, h-cp.Next))
 		}
-		r.position(w.shard, p, cp.Next, h)
 	}
 	w.status.progressed()
 	return nil
@@ -652,11 +638,6 @@ func (s *copier) openSource(ctx context.Context, parts []partitionPlan) (*kgo.Cl
 			offsets[p.Topic] = make(map[int32]kgo.Offset)
 		}
 		offsets[p.Topic][p.Partition] = kgo.NewOffset().At(next)
-		end := int64(-1)
-		if e, ok := ends.Lookup(p.Topic, p.Partition); ok && e.Err == nil {
-			end = e.Offset
-		}
-		r.position(w.shard, k, next, end)
 	}
 	if err := s.checkEpochs(ctx, epochs); err != nil {
 		return nil, err

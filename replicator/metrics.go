@@ -54,7 +54,7 @@ func newMetrics(reg prometheus.Registerer, ready func() bool, reasons func() flo
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 20),
 		}),
 		lag: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "reo_partition_lag_records", Help: "Source high watermark minus the next offset to copy, for partitions of the shards this instance owns, updated at each commit and each topic refresh (so it grows while a shard cannot commit). A partition whose log ends with transaction markers or aborted records stays at a small positive value.",
+			Name: "reo_partition_lag_records", Help: "Source high watermark minus the committed next offset (or the log start, before the first commit), for every source partition the replication copies, whoever owns its shard: every instance reads the checkpoint topic, so aggregate with max. Refreshed every topic refresh and at this instance's commits; it grows while a shard cannot commit. A partition whose log ends with transaction markers or aborted records stays at a small positive value.",
 		}, []string{"topic", "partition"}),
 		shardsOwned: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "reo_shards_owned", Help: "Shards this instance owns.",

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -452,4 +453,90 @@ func writeRaw(t *testing.T, c *kfake.Cluster, topic string, partition int32, key
 	if err := cl.ProduceSync(context.Background(), &kgo.Record{Topic: topic, Partition: partition, Key: key, Value: value}).FirstErr(); err != nil {
 		t.Fatalf("write to %s: %v", topic, err)
 	}
+}
+
+// TestDestinationAlteredToLogAppendTimeStops proves that the destination
+// topic's timestamp type is checked on every refresh, not once per
+// process: a topic altered to LogAppendTime while reo runs (which would
+// rewrite every copied timestamp) stops the replicator with an error naming
+// the topic and the setting.
+func TestDestinationAlteredToLogAppendTimeStops(t *testing.T) {
+	src := newCluster(t, "src", 1, "orders")
+	dst := newCluster(t, "dst", 1)
+	run := start(t, testConfig(src, dst, "orders"))
+	produceNumbered(t, src, "orders", "a", 10, 1)
+	waitFor(t, 30*time.Second, countIs(t, dst, "orders", 10))
+	if _, err := admin(t, dst).AlterTopicConfigs(context.Background(), []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "message.timestamp.type", Value: kadm.StringPtr("LogAppendTime")}}, "orders"); err != nil {
+		t.Fatalf("alter destination topic: %v", err)
+	}
+	err := run.waitErr(t, 20*time.Second)
+	var ce *ConfigError
+	if !errors.As(err, &ce) || !strings.Contains(ce.Reason, "message.timestamp.type=LogAppendTime") || !strings.Contains(ce.Reason, "orders") {
+		t.Fatalf("Run returned %v, want a ConfigError naming orders and message.timestamp.type=LogAppendTime", err)
+	}
+}
+
+// TestLagOfEveryPartitionOnEveryInstance proves that lag does not depend on
+// who owns a shard: with two instances sharing the shards, each reports a
+// lag series for every source partition (the other instance's included),
+// read from the checkpoint topic, and both see it fall to 0 once
+// everything is copied.
+func TestLagOfEveryPartitionOnEveryInstance(t *testing.T) {
+	src := newCluster(t, "src", 8, "orders")
+	dst := newCluster(t, "dst", 1)
+	cfg := testConfig(src, dst, "orders")
+	a := start(t, cfg)
+	b := start(t, cfg)
+	produceNumbered(t, src, "orders", "a", 80, 8)
+	waitFor(t, 40*time.Second, countIs(t, dst, "orders", 80))
+	waitFor(t, 20*time.Second, func() string {
+		na, nb := a.metricValue(t, "reo_shards_owned", nil), b.metricValue(t, "reo_shards_owned", nil)
+		if na == 0 || nb == 0 {
+			return fmt.Sprintf("shards owned %v and %v, want both instances to own some", na, nb)
+		}
+		return ""
+	})
+	for name, run := range map[string]*running{"a": a, "b": b} {
+		waitFor(t, 20*time.Second, func() string {
+			for p := range 8 {
+				if !hasSeries(t, run, "reo_partition_lag_records", map[string]string{"topic": "orders", "partition": fmt.Sprint(p)}) {
+					return fmt.Sprintf("instance %s has no lag series for partition %d", name, p)
+				}
+			}
+			if lag := run.metricValue(t, "reo_partition_lag_records", nil); lag != 0 {
+				return fmt.Sprintf("instance %s: total lag %v after everything was copied, want 0", name, lag)
+			}
+			return ""
+		})
+	}
+}
+
+// hasSeries reports whether a metric series with these labels exists.
+func hasSeries(t *testing.T, run *running, name string, labels map[string]string) bool {
+	t.Helper()
+	mfs, err := run.reg.Gather()
+	if err != nil {
+		t.Fatalf("gather: %v", err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+	next:
+		for _, m := range mf.GetMetric() {
+			for k, v := range labels {
+				found := false
+				for _, lp := range m.GetLabel() {
+					if lp.GetName() == k && lp.GetValue() == v {
+						found = true
+					}
+				}
+				if !found {
+					continue next
+				}
+			}
+			return true
+		}
+	}
+	return false
 }

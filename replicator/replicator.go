@@ -180,6 +180,7 @@ func (r *Replicator) Run(ctx context.Context) (err error) {
 	var bg sync.WaitGroup
 	bg.Go(func() { r.refreshLoop(runCtx) })
 	bg.Go(func() { r.progressLoop(runCtx) })
+	bg.Go(func() { r.watchCheckpoints(runCtx) })
 
 	grp, err := r.joinGroup()
 	if err != nil {
@@ -340,7 +341,8 @@ func (r *Replicator) refreshLoop(ctx context.Context) {
 		default:
 			r.publish(p)
 		}
-		r.refreshLag(ctx)
+		cur, _ := r.currentPlan()
+		r.refreshLag(ctx, cur)
 		select {
 		case <-ctx.Done():
 			return

@@ -71,7 +71,6 @@ func (w *shardWorker) start() { go w.run(w.ctx) }
 // an in-memory position.
 func (w *shardWorker) run(ctx context.Context) {
 	defer close(w.done)
-	defer w.r.forgetShard(w.shard)
 	b := newBackoff()
 	for ctx.Err() == nil {
 		began := time.Now()

@@ -2,6 +2,9 @@ package scenarios
 
 import (
 	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
 
 	"github.com/reo-kafka/reo/chaos"
 )
@@ -15,4 +18,23 @@ import (
 // output.
 func BuildMutant(ctx context.Context, repoRoot, dir string) (string, error) {
 	return chaos.Build(ctx, repoRoot, dir, "./scenarios/internal/mutant", "reo-mutant")
+}
+
+// NoIdentityTag is the build tag that makes cmd/reo ignore every identity
+// check (replicator/mutant_identity.go): checkpoints are resumed whatever
+// their topics became, and no replication identity or settings conflict
+// is refused.
+const NoIdentityTag = "reo_mutant_noidentity"
+
+// BuildReoNoIdentity compiles cmd/reo with NoIdentityTag into dir as
+// reo-noidentity and returns the binary's path: the real replicator minus
+// its identity checks, a mutant the operator scenarios must catch.
+func BuildReoNoIdentity(ctx context.Context, repoRoot, dir string) (string, error) {
+	bin := filepath.Join(dir, "reo-noidentity")
+	cmd := exec.CommandContext(ctx, "go", "build", "-tags", NoIdentityTag, "-o", bin, "./cmd/reo")
+	cmd.Dir = repoRoot
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build ./cmd/reo -tags %s: %w\n%s", NoIdentityTag, err, out)
+	}
+	return bin, nil
 }

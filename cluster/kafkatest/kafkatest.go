@@ -1,6 +1,8 @@
 // Package kafkatest holds small Kafka helpers shared by reo's tests and
 // harness: creating topics, fresh topic names, and reading a topic whole
-// with either isolation level. It depends on franz-go only.
+// with either isolation level; deleting a topic and waiting until it is
+// gone, topic ids, explicit replica assignment. It depends on franz-go
+// only.
 package kafkatest
 
 import (
@@ -14,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 var topicSeq atomic.Int64
@@ -182,4 +185,120 @@ func Leaders(ctx context.Context, opts []kgo.Opt, topic string) (map[int32]int32
 		out[p] = pd.Leader
 	}
 	return out, nil
+}
+
+// TopicID returns topic's id as kadm prints it, and whether the topic
+// exists; recreating a topic under the same name gives it a new id.
+func TopicID(ctx context.Context, opts []kgo.Opt, topic string) (id string, exists bool, err error) {
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return "", false, fmt.Errorf("client: %w", err)
+	}
+	defer cl.Close()
+	md, err := kadm.NewClient(cl).ListTopics(ctx, topic)
+	if err != nil {
+		return "", false, fmt.Errorf("metadata of %s: %w", topic, err)
+	}
+	td, ok := md[topic]
+	switch {
+	case !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition):
+		return "", false, nil
+	case td.Err != nil:
+		return "", false, fmt.Errorf("metadata of %s: %w", topic, td.Err)
+	}
+	return td.ID.String(), true, nil
+}
+
+// DeleteTopic deletes topic and waits until the cluster's metadata no
+// longer lists it, so that a topic created under the same name afterwards
+// is a new topic (a new id), not the old one still being deleted. A topic
+// that does not exist is not an error.
+func DeleteTopic(ctx context.Context, opts []kgo.Opt, topic string) error {
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return fmt.Errorf("client: %w", err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	resp, err := adm.DeleteTopic(ctx, topic)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil && !errors.Is(err, kerr.UnknownTopicOrPartition) {
+		return fmt.Errorf("delete topic %s: %w", topic, err)
+	}
+	for {
+		md, err := adm.ListTopics(ctx, topic)
+		if err == nil {
+			if td, ok := md[topic]; !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition) {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("topic %s still listed after its deletion: %w", topic, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// CreateTopicAssigned creates topic with an explicit replica assignment:
+// partition i gets the brokers replicas[i], the first one its preferred
+// leader. It waits until every partition has a leader.
+func CreateTopicAssigned(ctx context.Context, opts []kgo.Opt, topic string, replicas [][]int32, configs map[string]*string) error {
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return fmt.Errorf("client: %w", err)
+	}
+	defer cl.Close()
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.TimeoutMillis = 30000
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic = topic
+	rt.NumPartitions, rt.ReplicationFactor = -1, -1
+	for i, rs := range replicas {
+		a := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
+		a.Partition, a.Replicas = int32(i), rs
+		rt.ReplicaAssignment = append(rt.ReplicaAssignment, a)
+	}
+	for k, v := range configs {
+		c := kmsg.NewCreateTopicsRequestTopicConfig()
+		c.Name, c.Value = k, v
+		rt.Configs = append(rt.Configs, c)
+	}
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		return fmt.Errorf("create topic %s: %w", topic, err)
+	}
+	for _, t := range resp.Topics {
+		if err := kerr.ErrorForCode(t.ErrorCode); err != nil {
+			msg := ""
+			if t.ErrorMessage != nil {
+				msg = ": " + *t.ErrorMessage
+			}
+			return fmt.Errorf("create topic %s: %w%s", topic, err, msg)
+		}
+	}
+	adm := kadm.NewClient(cl)
+	for {
+		md, err := adm.Metadata(ctx, topic)
+		if err == nil {
+			t, ok := md.Topics[topic]
+			if ok && t.Err == nil && len(t.Partitions) == len(replicas) {
+				ready := true
+				for _, p := range t.Partitions {
+					ready = ready && p.Err == nil && p.Leader >= 0
+				}
+				if ready {
+					return nil
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("topic %s has no leaders yet: %w", topic, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }

@@ -1,0 +1,163 @@
+package replicator
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// lagBook is what reo_partition_lag_records is computed from: for every
+// source partition in the plan, the committed next offset (from the
+// checkpoint topic, which every instance tails, and from this instance's
+// own commits) and the source end. It does not depend on who owns a shard,
+// so the lag of a shard that no instance owns, or that keeps failing,
+// stays visible and grows. A position counts only for the source topic id
+// it was written for: after a topic is recreated, the old position is not
+// the new topic's.
+type lagBook struct {
+	mu       sync.Mutex
+	next     map[tp]position
+	reported map[tp]bool // partitions with a lag series
+	total    int64
+}
+
+// position is a committed next offset of one incarnation of a topic.
+type position struct {
+	next  int64
+	srcID string
+}
+
+func newLagBook() *lagBook {
+	return &lagBook{next: make(map[tp]position), reported: make(map[tp]bool)}
+}
+
+// position records a committed next offset of p; the larger one wins for
+// the same source topic id, a new id replaces the old.
+func (r *Replicator) position(p tp, srcID string, next int64) {
+	b := r.lags
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if old, ok := b.next[p]; !ok || old.srcID != srcID || next > old.next {
+		b.next[p] = position{next: next, srcID: srcID}
+	}
+}
+
+// watchCheckpoints tails the checkpoint topic (read_committed) and records
+// every committed position of this replication's source cluster, until ctx
+// ends. Errors are retried by the client.
+func (r *Replicator) watchCheckpoints(ctx context.Context) {
+	parts := make(map[int32]kgo.Offset, r.cfg.Shards)
+	for k := int32(0); k < int32(r.cfg.Shards); k++ {
+		parts[k] = kgo.NewOffset().AtStart()
+	}
+	cl, err := kgo.NewClient(r.dstOpts(
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{r.cfg.checkpointTopic(): parts}),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.FetchMaxWait(time.Second),
+	)...)
+	if err != nil {
+		r.log.Warn("lag: cannot read the checkpoint topic", "err", err)
+		return
+	}
+	defer cl.Close()
+	for ctx.Err() == nil {
+		fs := cl.PollFetches(ctx)
+		fs.EachRecord(func(rec *kgo.Record) {
+			if metaKind(rec.Key) != "" {
+				return
+			}
+			k, c, err := DecodeCheckpoint(rec.Key, rec.Value)
+			if err != nil || k.Cluster != r.srcClusterID || k.Partition == OwnerMarkerPartition {
+				return
+			}
+			r.position(tp{k.Topic, k.Partition}, c.SrcTopicID, c.Next)
+		})
+	}
+}
+
+// refreshLag lists the start and end offsets of every source partition in
+// the plan and sets its lag: end minus the committed next offset, or minus
+// the log start when nothing was committed yet. Series of partitions that
+// left the plan are dropped. Errors leave the last values.
+func (r *Replicator) refreshLag(ctx context.Context, p *plan) {
+	if p == nil {
+		return
+	}
+	ids := make(map[tp]string)
+	var topics []string
+	seen := make(map[string]bool)
+	for _, parts := range p.shards {
+		for _, pp := range parts {
+			ids[tp{pp.Topic, pp.Partition}] = pp.SrcTopicID
+			if !seen[pp.Topic] {
+				seen[pp.Topic] = true
+				topics = append(topics, pp.Topic)
+			}
+		}
+	}
+	b := r.lags
+	if len(topics) == 0 {
+		b.mu.Lock()
+		old := b.reported
+		b.reported, b.total = make(map[tp]bool), 0
+		b.mu.Unlock()
+		for q := range old {
+			r.m.dropLag(q.topic, q.partition)
+		}
+		return
+	}
+	starts, _ := partialOffsets(r.srcAdm.ListStartOffsets(ctx, topics...))
+	ends, _ := partialOffsets(r.srcAdm.ListEndOffsets(ctx, topics...))
+	if starts == nil || ends == nil {
+		return
+	}
+	type lag struct {
+		p tp
+		n int64
+	}
+	var lags []lag
+	var gone []tp
+	b.mu.Lock()
+	var total int64
+	now := make(map[tp]bool, len(ids))
+	for q, id := range ids {
+		e, ok1 := ends.Lookup(q.topic, q.partition)
+		st, ok2 := starts.Lookup(q.topic, q.partition)
+		if !ok1 || !ok2 || e.Err != nil || st.Err != nil {
+			if b.reported[q] {
+				now[q] = true // keep the last value
+			}
+			continue
+		}
+		next := st.Offset
+		if pos, ok := b.next[q]; ok && (pos.srcID == id || pos.srcID == "" || id == "") {
+			next = max(pos.next, st.Offset)
+		}
+		n := max(0, e.Offset-next)
+		total += n
+		now[q] = true
+		lags = append(lags, lag{q, n})
+	}
+	for q := range b.reported {
+		if !now[q] {
+			gone = append(gone, q)
+		}
+	}
+	b.reported, b.total = now, total
+	b.mu.Unlock()
+	for _, l := range lags {
+		r.m.setLag(l.p.topic, l.p.partition, l.n)
+	}
+	for _, q := range gone {
+		r.m.dropLag(q.topic, q.partition)
+	}
+}
+
+// totalLag is the summed lag of the plan's partitions at the last refresh.
+func (r *Replicator) totalLag() int64 {
+	r.lags.mu.Lock()
+	defer r.lags.mu.Unlock()
+	return r.lags.total
+}
