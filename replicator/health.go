@@ -190,4 +190,3 @@ func (r *Replicator) progressLoop(ctx context.Context) {
 		}
 	}
 }
-
