@@ -540,3 +540,56 @@ func hasSeries(t *testing.T, run *running, name string, labels map[string]string
 	}
 	return false
 }
+
+// TestDestinationDeletedWhileRunning proves that a destination topic
+// deleted under a running replicator is not silently refilled from the
+// old checkpoints: Run stops with an IdentityError (destination topic
+// recreated), and Health is not ready meanwhile.
+func TestDestinationDeletedWhileRunning(t *testing.T) {
+	src := newCluster(t, "src", 2, "orders")
+	dst := newCluster(t, "dst", 1)
+	run := start(t, testConfig(src, dst, "orders"))
+	produceNumbered(t, src, "orders", "a", 20, 2)
+	waitFor(t, 30*time.Second, countIs(t, dst, "orders", 20))
+	if _, err := admin(t, dst).DeleteTopic(context.Background(), "orders"); err != nil {
+		t.Fatalf("delete destination topic: %v", err)
+	}
+	produceNumbered(t, src, "orders", "b", 20, 2)
+	err := run.waitErr(t, 40*time.Second)
+	var ie *IdentityError
+	if !errors.As(err, &ie) || ie.Kind != DestRecreated {
+		t.Fatalf("Run returned %v, want an *IdentityError: destination topic recreated", err)
+	}
+	if n := count(dump(t, dst, "orders")); n != 0 {
+		t.Fatalf("recreated destination holds %d records, want none (the first 20 are gone; copying on would hide that)", n)
+	}
+}
+
+// TestDestinationWipedWhileRunning proves that a destination wiped whole
+// (reo's checkpoint topic included) while reo runs stops it with an error
+// that says the positions are gone, instead of restarting shards forever
+// while reporting ready.
+func TestDestinationWipedWhileRunning(t *testing.T) {
+	src := newCluster(t, "src", 2, "orders")
+	dst := newCluster(t, "dst", 1)
+	cfg := testConfig(src, dst, "orders")
+	run := start(t, cfg)
+	produceNumbered(t, src, "orders", "a", 20, 2)
+	waitFor(t, 30*time.Second, countIs(t, dst, "orders", 20))
+	adm := admin(t, dst)
+	if _, err := adm.DeleteTopics(context.Background(), "orders", "__reo-"+cfg.Name+"-checkpoints", "__reo-"+cfg.Name+"-control"); err != nil {
+		t.Fatalf("wipe destination: %v", err)
+	}
+	err := run.waitErr(t, 30*time.Second)
+	var od *OwnTopicDeletedError
+	if !errors.As(err, &od) {
+		t.Fatalf("Run returned %v, want an *OwnTopicDeletedError", err)
+	}
+
+	// Restarted on the empty destination, it copies everything again.
+	start(t, cfg)
+	waitFor(t, 30*time.Second, countIs(t, dst, "orders", 20))
+	if d := sameContent(t, src, "orders", dst, "orders"); d != "" {
+		t.Fatalf("after restarting on the wiped destination: %s", d)
+	}
+}
