@@ -15,7 +15,16 @@
 //   - read.go: reading the destination with read_committed to its exact end
 //     (checkpoints, and the "is this destination partition empty" check).
 //   - copy.go: copier, the transaction loop of a session.
-//   - checkpoint.go: the checkpoint record encoding and ShardOf.
+//   - checkpoint.go: the checkpoint record encoding (and the identity and
+//     settings records that share the checkpoint topic), ShardOf.
+//   - identity.go: the replication's persisted identity (its source
+//     cluster), the settings fingerprint in the group protocol name.
+//   - health.go: Health (what /readyz serves), shard status, the progress
+//     line.
+//   - lag.go: reo_partition_lag_records from the checkpoint topic and the
+//     source ends, whoever owns the shard.
+//   - connerr.go: the cause of a failed connection (TLS against
+//     plaintext, not Kafka).
 //   - errors.go: the exported errors that stop replication, and the one place
 //     that decides what is fatal (fatal) and what is a fence (fenced).
 //   - metrics.go: the Prometheus metrics.
@@ -45,10 +54,16 @@
 //     aborted), then reads partition k with read_committed to that end. The
 //     last record per key wins. Markers are read too (KeepControlRecords), so
 //     the reader knows exactly when it has reached the end.
-//  3. opens a source client (read_committed, explicit partitions, no group,
-//     NoResetOffset so an out-of-range offset is an error, never a reset) at
-//     each partition's checkpoint, or at the source log start for a partition
-//     that has none.
+//  3. checks each checkpoint against what it points at, freshly listed:
+//     the source topic's id, the destination topic's name and id (an
+//     IdentityError on any mismatch, or a resync from the log start with
+//     ResyncChangedTopics), and the source leader epoch of the last copied
+//     record (OffsetForLeaderEpoch: an end at or below it is a truncation);
+//     then opens a source client (read_committed, explicit partitions, no
+//     group, NoResetOffset so an out-of-range offset is an error, never a
+//     reset) at each partition's checkpoint, or at the source log start for
+//     a partition that has none. Every fetch is held to the checked source
+//     topic id.
 //  4. loops: poll; begin a transaction on the first record; produce each
 //     record to the same partition number of the destination topic with the
 //     same key, value (nil stays nil, empty stays empty), headers in order
@@ -67,6 +82,23 @@
 // the next InitProducerID aborts it anyway), the in-memory position is
 // discarded, and the next session starts from the checkpoint after a backoff.
 // Nothing ever continues from an offset that was not committed.
+//
+// # Identity
+//
+// Every stored position says what it is a position of. A checkpoint
+// (value version 2) names the source topic id, the destination topic and
+// its id, and the leader epoch of its last record. A replication records
+// its source cluster in the first identity record of checkpoint partition
+// 0, written at its first start (or inferred from the checkpoints of a
+// replication made before identities: all of another cluster means it is
+// someone else's); a start from another source cluster is refused
+// (ReplicationIdentityError). Instances that run together must select and
+// name the same way: the ownership group's protocol name is
+// "reo-settings-<fingerprint of the selection and naming>", so the group
+// coordinator itself refuses a member with other settings
+// (INCONSISTENT_GROUP_PROTOCOL), which becomes a SettingsConflictError
+// once it outlasts a session timeout. The settings of each fingerprint are
+// recorded next to the identity, so the error names both sides.
 //
 // # Fencing
 //
@@ -87,12 +119,19 @@
 // source log start, or the client saw data loss), SourceTruncatedError
 // (checkpoint beyond the source log end), RecordTooLargeError,
 // PartitionCountError (destination has fewer partitions than the source),
-// NonEmptyDestinationError, CheckpointDecodeError, AuthError, ConfigError and
-// a shard count that differs from the existing checkpoint topic's. With
+// NonEmptyDestinationError, CheckpointDecodeError, AuthError, ConfigError,
+// IdentityError, ReplicationIdentityError, SettingsConflictError,
+// OwnTopicDeletedError and a shard count that differs from the existing
+// checkpoint topic's. With
 // AllowDataLoss, gaps, truncations and too-large records are skipped, logged
 // and counted in reo_skipped_records_total. Other errors (network, leader
 // moves, coordinator moves, CONCURRENT_TRANSACTIONS, which kgo retries in
-// place) restart the shard from its checkpoint.
+// place) restart the shard from its checkpoint. They are judged per
+// partition: one unavailable partition (a leader down) stalls only the
+// shard that needs it; offsets of other partitions of the same topic are
+// not looked at. A destination topic that cannot be created, grown or
+// described is left out of the plan and reported (Health, the log,
+// reo_topics_blocked) while the others are copied.
 //
 // # Decisions beyond DESIGN.md
 //
@@ -127,15 +166,29 @@
 //     replication, and copying would duplicate. AllowNonEmptyDestination
 //     overrides it.
 //   - Checkpoint keys include the source cluster id; checkpoints of another
-//     source cluster id are ignored (and logged).
+//     source cluster id are ignored (and logged). The replication's
+//     identity record makes that case a refusal at start.
+//   - Checkpoint keys stay version 1 (compaction is by key bytes); values
+//     went to version 2. Version 1 values, without ids, are trusted once.
+//     An older reo refuses version 2 values rather than misreading them.
+//   - A resync (ResyncChangedTopics) needs an empty destination partition,
+//     as a partition without checkpoint does: reo never deletes a topic.
+//   - Health is strict: a shard whose session failed is not healthy until
+//     a new session commits or finds itself caught up; a running shard is
+//     unhealthy after 30 s (or 4 × CommitInterval) without a commit while
+//     behind. An empty selection or a named source topic that does not
+//     exist is not ready either: reo would copy nothing.
 //   - A destination topic with fewer partitions than its source is refused
 //     the first time this process sees it. Once verified, a source that grows
 //     makes reo grow the destination. A source that grew while no reo was
 //     running therefore needs the operator to grow the destination (the error
 //     says how); reo cannot tell that case from a misconfigured topic.
 //   - Destination topics must use message.timestamp.type=CreateTime (reo
-//     creates them so and refuses LogAppendTime ones), or timestamps would be
-//     rewritten.
+//     creates them so and refuses LogAppendTime ones, checked at every topic
+//     refresh), or timestamps would be rewritten.
+//   - Same cluster on both sides: a selection under which a copy would be
+//     selected again (prefix naming and a regex matching the prefix) is
+//     refused before anything is created.
 //   - kgo rejects a record on its own when it exceeds the destination topic's
 //     max.message.bytes (ProducerBatchMaxBytesFn), so the error names the exact
 //     record. If the broker instead rejects a whole batch, reo cannot tell

@@ -7,6 +7,7 @@ package kafkatest
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"regexp"
@@ -187,8 +188,9 @@ func Leaders(ctx context.Context, opts []kgo.Opt, topic string) (map[int32]int32
 	return out, nil
 }
 
-// TopicID returns topic's id as kadm prints it, and whether the topic
-// exists; recreating a topic under the same name gives it a new id.
+// TopicID returns topic's id as Kafka prints it (unpadded URL-safe
+// base64), and whether the topic exists; recreating a topic under the
+// same name gives it a new id.
 func TopicID(ctx context.Context, opts []kgo.Opt, topic string) (id string, exists bool, err error) {
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
@@ -206,7 +208,7 @@ func TopicID(ctx context.Context, opts []kgo.Opt, topic string) (id string, exis
 	case td.Err != nil:
 		return "", false, fmt.Errorf("metadata of %s: %w", topic, td.Err)
 	}
-	return td.ID.String(), true, nil
+	return base64.RawURLEncoding.EncodeToString(td.ID[:]), true, nil
 }
 
 // DeleteTopic deletes topic and waits until the cluster's metadata no
