@@ -117,11 +117,15 @@ func (r *Replicator) Health() Health {
 	add := func(shard int32, topic, why string) {
 		rs = append(rs, Reason{Shard: shard, Topic: topic, Reason: why})
 	}
-	if !r.srcOK.Load() {
-		add(-1, "", "source cluster not reachable (or not yet)")
-	}
-	if !r.dstOK.Load() {
-		add(-1, "", "destination cluster not reachable (or not yet)")
+	if p := r.connectTrouble.Load(); p != nil {
+		add(-1, "", *p)
+	} else {
+		if !r.srcOK.Load() {
+			add(-1, "", "source cluster not reachable (or not yet)")
+		}
+		if !r.dstOK.Load() {
+			add(-1, "", "destination cluster not reachable (or not yet)")
+		}
 	}
 	if p := r.groupTrouble.Load(); p != nil && *p != "" {
 		add(-1, "", *p)

@@ -72,6 +72,9 @@ type Replicator struct {
 	lags           *lagBook
 	progress       progress
 
+	// connectTrouble is why the last attempt to start failed, until one
+	// succeeds.
+	connectTrouble atomic.Pointer[string]
 	// groupTrouble is why the ownership group cannot be joined, "" if none.
 	groupTrouble atomic.Pointer[string]
 
@@ -270,8 +273,11 @@ func (r *Replicator) connect(ctx context.Context) error {
 		err := r.tryConnect(actx)
 		cancel()
 		if err == nil || fatal(err) || ctx.Err() != nil {
+			r.connectTrouble.Store(nil)
 			return err
 		}
+		why := "starting, attempt " + fmt.Sprint(attempt) + " failed: " + err.Error()
+		r.connectTrouble.Store(&why)
 		if ue := (*unreachableError)(nil); errors.As(err, &ue) {
 			r.log.Warn("cluster unreachable, will retry", "cluster", ue.cluster, "bootstrap", strings.Join(ue.brokers, ","),
 				"attempt", attempt, "retry_in", backoff.next, "err", ue.err)
