@@ -1,0 +1,172 @@
+package replicator
+
+import (
+	"sort"
+	"sync"
+)
+
+// Exact consumer-offset translation.
+//
+// A shard is the only writer of its destination partitions and fences
+// before it reads, so right after fencing it knows each destination
+// partition's end offset; the records of one transaction take consecutive
+// offsets and its commit marker one more. A shard therefore knows, for
+// every source offset it copied, the destination offset it landed at. It
+// keeps that knowledge, per source partition, as a list of CopiedRange
+// values (one per committed transaction that copied records of the
+// partition) and translates a source group's committed offset S to:
+//
+//   - the destination offset of the first copied record whose source
+//     offset is >= S, when the history holds it;
+//   - the destination position the next copied record will take, when
+//     every record at or above S is yet to be copied (S >= the committed
+//     next source offset): a group ahead of the copy is held at it.
+//
+// Source offsets between copied records (transaction markers, aborted
+// records, compaction gaps, records skipped with AllowDataLoss) are handled
+// by the source offsets each range lists; reo's own commit markers by the
+// consecutive-offset rule. A group offset older than the history is not
+// translated (it would not be exact).
+
+// Run is a run of consecutive copied source offsets: Start, Start+1, ...,
+// Start+N-1.
+type Run struct {
+	Start, N int64
+}
+
+// CopiedRange is what one committed transaction copied of one source
+// partition: the source offsets it covers, [From, To) (To is the next
+// source offset after it), the source offsets of the records it copied, in
+// runs, and the destination offset of the first of them; the i-th copied
+// record is at DstFirst+i.
+type CopiedRange struct {
+	From, To int64
+	Runs     []Run
+	DstFirst int64
+}
+
+// count is how many records the range copied.
+func (c CopiedRange) count() int64 {
+	var n int64
+	for _, r := range c.Runs {
+		n += r.N
+	}
+	return n
+}
+
+// firstAtOrAbove returns the index (in copy order) of the first copied
+// record whose source offset is >= s, and whether there is one.
+func (c CopiedRange) firstAtOrAbove(s int64) (int64, bool) {
+	var i int64
+	for _, r := range c.Runs {
+		switch {
+		case s <= r.Start:
+			return i, true
+		case s < r.Start+r.N:
+			return i + (s - r.Start), true
+		}
+		i += r.N
+	}
+	return 0, false
+}
+
+// Translate translates source offset s of one partition: hist is the
+// partition's copied ranges in order (each range's From is the previous
+// one's To, gaps allowed only before the first), next the committed next
+// source offset and dstNext the destination offset the next copied record
+// will take. ok is false when s is older than the history.
+func Translate(hist []CopiedRange, next, dstNext, s int64) (dst int64, ok bool) {
+	if s >= next {
+		return dstNext, true
+	}
+	if len(hist) == 0 || s < hist[0].From {
+		return 0, false
+	}
+	// The first range that still has a copied record at or above s.
+	i := sort.Search(len(hist), func(i int) bool { return hist[i].To > s })
+	for ; i < len(hist); i++ {
+		if k, found := hist[i].firstAtOrAbove(s); found {
+			return hist[i].DstFirst + k, true
+		}
+	}
+	// Nothing copied at or above s yet (only markers or skipped offsets
+	// between s and next): the next copied record is the answer.
+	return dstNext, true
+}
+
+// translator is one shard's translation state, per source partition. The
+// worker's commits write it, the group sync reads it; mu guards parts.
+type translator struct {
+	mu    sync.Mutex
+	parts map[tp]*partHistory
+}
+
+// partHistory is one source partition's copy history in this session.
+type partHistory struct {
+	srcID   string // the source topic id the history belongs to
+	dstTop  string // the destination topic
+	next    int64  // committed next source offset
+	dstNext int64  // destination offset of the next copied record; -1 unknown
+	hist    []CopiedRange
+}
+
+// maxHistory bounds the ranges kept per partition: at one transaction per
+// 100 ms, about seven minutes of history; a group further behind than that
+// is not synced until it catches up into it.
+const maxHistory = 4096
+
+func newTranslator() *translator { return &translator{parts: make(map[tp]*partHistory)} }
+
+// reset starts a partition's history at a session start: committed next
+// source offset next, destination position dstNext (-1 if unknown).
+func (t *translator) reset(p tp, srcID, dstTopic string, next, dstNext int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.parts[p] = &partHistory{srcID: srcID, dstTop: dstTopic, next: next, dstNext: dstNext}
+}
+
+// committed records a committed transaction's range of p: r.To is the new
+// next source offset, r.Runs the copied offsets (empty when it copied
+// nothing of p) and dstNext the destination position after it. r.From is
+// taken from the history.
+func (t *translator) committed(p tp, r CopiedRange, dstNext int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	h := t.parts[p]
+	if h == nil {
+		return
+	}
+	r.From = h.next
+	h.next = r.To
+	if len(r.Runs) == 0 && len(h.hist) > 0 {
+		h.hist[len(h.hist)-1].To = r.To // markers or skips after it
+		return
+	}
+	if len(r.Runs) > 0 {
+		h.dstNext = dstNext
+	}
+	h.hist = append(h.hist, r)
+	if len(h.hist) > maxHistory {
+		h.hist = append(h.hist[:0:0], h.hist[len(h.hist)-maxHistory:]...)
+	}
+}
+
+// translate translates source offset s of p for the source topic id srcID.
+func (t *translator) translate(p tp, srcID string, s int64) (dst int64, dstTopic string, why string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	h := t.parts[p]
+	switch {
+	case h == nil:
+		return 0, "", "not copied by this session"
+	case h.srcID != "" && srcID != "" && h.srcID != srcID:
+		return 0, "", "source topic recreated"
+	case h.dstNext < 0:
+		return 0, "", "destination position not known yet"
+	}
+	d, ok := Translate(h.hist, h.next, h.dstNext, s)
+	if !ok {
+		return 0, "", "group offset older than the copy history"
+	}
+	return d, h.dstTop, ""
+}
