@@ -28,6 +28,12 @@ type copier struct {
 	// ids are the topic ids openSource checked, per source partition:
 	// every fetch and every checkpoint is held to them.
 	ids map[tp]partIdentity
+	// dstNext is, per destination partition, the offset the next record
+	// this session writes will take (-1 unknown): the shard is its only
+	// writer, so it is the end after fencing, then moves by the records
+	// of each commit plus its marker. Commits check it against where the
+	// records landed.
+	dstNext map[tp]int64
 }
 
 // caughtUpSlack is how many offsets a partition may be behind its last
@@ -64,6 +70,7 @@ type pending struct {
 	srcFirst, srcLast int64 // -1 when no record copied
 	srcEpoch          int32 // leader epoch of the record at srcLast
 	dstFirst, dstLast int64 // filled by produce promises
+	runs              []Run // source offsets of the copied records
 	oldest            time.Time
 	records, bytes    int
 }
@@ -264,6 +271,11 @@ func (s *copier) add(ctx context.Context, b *batch, rec *kgo.Record, dst string)
 		pp.oldest = rec.Timestamp
 	}
 	pp.srcLast, pp.srcEpoch = rec.Offset, rec.LeaderEpoch
+	if n := len(pp.runs); n > 0 && pp.runs[n-1].Start+pp.runs[n-1].N == rec.Offset {
+		pp.runs[n-1].N++
+	} else {
+		pp.runs = append(pp.runs, Run{Start: rec.Offset, N: 1})
+	}
 	size := recordSize(rec)
 	pp.records++
 	pp.bytes += size
@@ -346,6 +358,11 @@ func (s *copier) commit(ctx context.Context, b *batch) error {
 		if pp.srcLast < 0 {
 			cp.SrcEpoch = -1
 		}
+		// The destination offsets are predicted, not waited for (that
+		// would cost a produce round trip): checked after the flush.
+		if d, ok := s.dstNext[tp{pp.dst, p.partition}]; ok && d >= 0 && pp.records > 0 {
+			cp.DstFirst, cp.DstLast = d, d+int64(pp.records)-1
+		}
 		cps[p] = cp
 		s.prod.Produce(ctx, &kgo.Record{
 			Topic:     r.cfg.checkpointTopic(),
@@ -386,8 +403,11 @@ func (s *copier) commit(ctx context.Context, b *batch) error {
 		return fmt.Errorf("commit shard %d: %d of %d checkpoints confirmed after the flush", w.shard, cpWritten, len(cps))
 	}
 	for p, pp := range b.parts {
-		if pp.records > 0 && (pp.dstFirst < 0 || pp.dstLast-pp.dstFirst+1 < int64(pp.records)) {
-			return fmt.Errorf("commit shard %d: destination offsets %d..%d for %d records of topic %s partition %d", w.shard, pp.dstFirst, pp.dstLast, pp.records, p.topic, p.partition)
+		if pp.records > 0 && (pp.dstFirst < 0 || pp.dstLast-pp.dstFirst+1 != int64(pp.records)) {
+			return fmt.Errorf("commit shard %d: destination offsets %d..%d for %d records of topic %s partition %d: another writer in destination topic %s partition %d?", w.shard, pp.dstFirst, pp.dstLast, pp.records, p.topic, p.partition, pp.dst, p.partition)
+		}
+		if cp := cps[p]; cp.DstFirst >= 0 && (cp.DstFirst != pp.dstFirst || cp.DstLast != pp.dstLast) {
+			return fmt.Errorf("commit shard %d: records of topic %s partition %d landed at destination offsets %d..%d, predicted %d..%d: destination topic %s partition %d has another writer", w.shard, p.topic, p.partition, pp.dstFirst, pp.dstLast, cp.DstFirst, cp.DstLast, pp.dst, p.partition)
 		}
 	}
 	flushed := time.Now()
@@ -407,6 +427,11 @@ func (s *copier) commit(ctx context.Context, b *batch) error {
 	for p, cp := range cps {
 		pp := b.parts[p]
 		s.committed[p] = cp
+		dp := tp{pp.dst, p.partition}
+		if pp.records > 0 {
+			s.dstNext[dp] = pp.dstLast + 2 // the records, then our commit marker
+		}
+		w.trans.committed(p, CopiedRange{To: cp.Next, Runs: pp.runs, DstFirst: pp.dstFirst}, s.dstNext[dp])
 		if pp.records > 0 {
 			r.m.records.WithLabelValues(p.topic).Add(float64(pp.records))
 			r.m.bytes.WithLabelValues(p.topic).Add(float64(pp.bytes))
@@ -642,6 +667,18 @@ func (s *copier) openSource(ctx context.Context, parts []partitionPlan) (*kgo.Cl
 	if err := s.checkEpochs(ctx, epochs); err != nil {
 		return nil, err
 	}
+	s.learnDestEnds(ctx, parts)
+	keep := make(map[tp]bool, len(parts))
+	for _, p := range parts {
+		k := tp{p.Topic, p.Partition}
+		keep[k] = true
+		d, ok := s.dstNext[tp{p.DstTopic, p.Partition}]
+		if !ok {
+			d = -1
+		}
+		w.trans.reset(k, s.ids[k].srcID, p.DstTopic, offsets[p.Topic][p.Partition].EpochOffset().Offset, d)
+	}
+	w.trans.drop(keep)
 	if len(fresh) > 0 && !r.cfg.AllowNonEmptyDestination {
 		has, err := r.hasCommittedData(ctx, fresh)
 		if err != nil {
@@ -678,6 +715,46 @@ func (s *copier) openSource(ctx context.Context, parts []partitionPlan) (*kgo.Cl
 	}
 	w.log.Debug("copying", "partitions", len(parts))
 	return cl, nil
+}
+
+// learnDestEnds learns, for the destination partitions of parts this
+// session does not know yet, where the next record will land: the end
+// offset once no transaction is open (after fencing, the previous owner's
+// transaction is being aborted). It waits a few seconds at most; a
+// partition still unknown then is learned from its first commit.
+func (s *copier) learnDestEnds(ctx context.Context, parts []partitionPlan) {
+	r := s.w.r
+	want := make(map[tp]bool)
+	var topics []string
+	for _, p := range parts {
+		dp := tp{p.DstTopic, p.Partition}
+		if _, ok := s.dstNext[dp]; ok {
+			continue
+		}
+		want[dp] = true
+		if !slices.Contains(topics, p.DstTopic) {
+			topics = append(topics, p.DstTopic)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for len(want) > 0 && ctx.Err() == nil && time.Now().Before(deadline) {
+		hwm, _ := partialOffsets(r.dstAdm.ListEndOffsets(ctx, topics...))
+		lso, _ := partialOffsets(r.dstAdm.ListCommittedOffsets(ctx, topics...))
+		for dp := range want {
+			h, ok1 := hwm.Lookup(dp.topic, dp.partition)
+			l, ok2 := lso.Lookup(dp.topic, dp.partition)
+			if ok1 && ok2 && h.Err == nil && l.Err == nil && h.Offset == l.Offset {
+				s.dstNext[dp] = h.Offset
+				delete(want, dp)
+			}
+		}
+		if len(want) > 0 {
+			select {
+			case <-ctx.Done():
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}
 }
 
 // checkEpochs asks the source, for each checkpoint, where the leader epoch

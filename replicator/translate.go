@@ -119,10 +119,26 @@ func newTranslator() *translator { return &translator{parts: make(map[tp]*partHi
 
 // reset starts a partition's history at a session start: committed next
 // source offset next, destination position dstNext (-1 if unknown).
+// A history that already describes the same position (the plan changed
+// within a session) is kept.
 func (t *translator) reset(p tp, srcID, dstTopic string, next, dstNext int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if h := t.parts[p]; h != nil && h.srcID == srcID && h.dstTop == dstTopic && h.next == next && h.dstNext == dstNext {
+		return
+	}
 	t.parts[p] = &partHistory{srcID: srcID, dstTop: dstTopic, next: next, dstNext: dstNext}
+}
+
+// drop forgets every partition not in keep.
+func (t *translator) drop(keep map[tp]bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for p := range t.parts {
+		if !keep[p] {
+			delete(t.parts, p)
+		}
+	}
 }
 
 // committed records a committed transaction's range of p: r.To is the new

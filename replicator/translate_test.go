@@ -1,7 +1,9 @@
 package replicator
 
 import (
+	"fmt"
 	"testing"
+	"time"
 
 	"pgregory.net/rapid"
 )
@@ -115,5 +117,86 @@ func TestTranslateExamples(t *testing.T) {
 	}
 	if _, ok := Translate(hist, 20, 106, 9); ok {
 		t.Errorf("Translate(9), older than the history, answered")
+	}
+}
+
+// TestCheckpointPredictsDestinationOffsets proves that a checkpoint carries
+// the exact destination offsets of the records it covers, predicted before
+// they were written (no extra round trip): for every partition, the last
+// checkpoint's DstFirst..DstLast are the offsets of the copied records with
+// source offsets SrcFirst..SrcLast in the destination, across several
+// transactions (each leaves a commit marker between them).
+func TestCheckpointPredictsDestinationOffsets(t *testing.T) {
+	src := newCluster(t, "src", 2, "orders")
+	dst := newCluster(t, "dst", 1)
+	cfg := testConfig(src, dst, "orders")
+	cfg.Shards = 1
+	start(t, cfg)
+	for round := range 5 {
+		produceNumbered(t, src, "orders", fmt.Sprint("r", round), 10, 2)
+		waitFor(t, 30*time.Second, countIs(t, dst, "orders", 10*(round+1)))
+	}
+	cps := make(map[int32]Checkpoint)
+	for _, rec := range dump(t, dst, "__reo-t-checkpoints")[0] {
+		if metaKind(rec.Key) != "" {
+			continue
+		}
+		k, c, err := DecodeCheckpoint(rec.Key, rec.Value)
+		if err != nil || k.Partition < 0 {
+			continue
+		}
+		cps[k.Partition] = c
+	}
+	got := dump(t, dst, "orders")
+	want := dump(t, src, "orders")
+	for p := int32(0); p < 2; p++ {
+		c, ok := cps[p]
+		if !ok || c.DstFirst < 0 {
+			t.Fatalf("partition %d: last checkpoint %+v has no destination offsets", p, c)
+		}
+		// Find the destination records copied from SrcFirst..SrcLast.
+		var srcIdx []int
+		for i, r := range want[p] {
+			if r.Offset >= c.SrcFirst && r.Offset <= c.SrcLast {
+				srcIdx = append(srcIdx, i)
+			}
+		}
+		if len(srcIdx) == 0 {
+			t.Fatalf("partition %d: no source records in %d..%d", p, c.SrcFirst, c.SrcLast)
+		}
+		first, last := got[p][srcIdx[0]], got[p][srcIdx[len(srcIdx)-1]]
+		if string(first.Value) != string(want[p][srcIdx[0]].Value) || first.Offset != c.DstFirst || last.Offset != c.DstLast {
+			t.Errorf("partition %d: checkpoint says destination %d..%d, records are at %d..%d", p, c.DstFirst, c.DstLast, first.Offset, last.Offset)
+		}
+	}
+}
+
+// TestForeignWriterNeverCommitsWrongOffsets proves a record written into a
+// destination partition by someone else is noticed at the next commit
+// (records land after it, not where predicted): that transaction is
+// aborted, the shard restarts and learns the new end, and every source
+// record still arrives exactly once.
+func TestForeignWriterNeverCommitsWrongOffsets(t *testing.T) {
+	src := newCluster(t, "src", 1, "orders")
+	dst := newCluster(t, "dst", 1)
+	cfg := testConfig(src, dst, "orders")
+	cfg.Shards = 1
+	run := start(t, cfg)
+	produceNumbered(t, src, "orders", "a", 10, 1)
+	waitFor(t, 30*time.Second, countIs(t, dst, "orders", 10))
+	writeRaw(t, dst, "orders", 0, []byte("foreign"), []byte("foreign"))
+	produceNumbered(t, src, "orders", "b", 10, 1)
+	waitFor(t, 30*time.Second, countIs(t, dst, "orders", 21))
+	if n := run.metricValue(t, "reo_transactions_aborted_total", nil); n < 1 {
+		t.Errorf("reo_transactions_aborted_total = %v, want the transaction after the foreign write aborted", n)
+	}
+	copies := 0
+	for _, r := range dump(t, dst, "orders")[0] {
+		if string(r.Value) != "foreign" {
+			copies++
+		}
+	}
+	if copies != 20 {
+		t.Errorf("%d copied records in the destination, want 20", copies)
 	}
 }

@@ -32,6 +32,10 @@ type shardWorker struct {
 
 	status shardStatus
 
+	// trans is what the shard copied where, for group offset
+	// translation; reset per partition by each session.
+	trans *translator
+
 	// skip holds source offsets of records too large for the destination,
 	// to be skipped when AllowDataLoss is set. Owned by the worker goroutine.
 	skip map[tp]map[int64]bool
@@ -61,6 +65,7 @@ func newShardWorker(r *Replicator, shard int32) *shardWorker {
 		cancel: cancel,
 		done:   make(chan struct{}),
 		skip:   make(map[tp]map[int64]bool),
+		trans:  newTranslator(),
 	}
 }
 
@@ -156,7 +161,7 @@ func (w *shardWorker) session(ctx context.Context) error {
 	if h := r.hooks; h != nil && h.afterCheckpoints != nil {
 		h.afterCheckpoints(w.shard)
 	}
-	s := &copier{w: w, prod: prod, committed: cps, hwm: make(map[tp]int64), behind: make(map[tp]int64)}
+	s := &copier{w: w, prod: prod, committed: cps, hwm: make(map[tp]int64), behind: make(map[tp]int64), dstNext: make(map[tp]int64)}
 	for {
 		p, changed := r.currentPlan()
 		var parts []partitionPlan
