@@ -53,11 +53,13 @@ type CheckpointKey struct {
 // them need not all be records: the source may hold aborted records and
 // transaction markers in between.
 //
-// DstFirst..DstLast were the destination offsets of those records in
-// checkpoints written by earlier versions of reo. reo now writes -1..-1: the
-// checkpoint is produced in the same requests as the records, before their
-// destination offsets are known, which saves a produce round trip on every
-// commit. Reading accepts both.
+// DstFirst..DstLast are the destination offsets of those records, -1..-1
+// when the transaction copied none of this partition or the destination
+// position was not known yet. They are predicted (the shard is the only
+// writer of its destination partitions) and checked against where the
+// records landed before the transaction commits, so they are exact without
+// a produce round trip. reo versions that wrote version 1 values for a
+// while wrote -1..-1 here.
 type Checkpoint struct {
 	Version  int    `json:"v"`
 	Next     int64  `json:"next"`

@@ -147,15 +147,15 @@
 //     created. Earlier versions defaulted to 16; those replications keep
 //     16. The count never changes for a name: an explicit Shards that
 //     differs from the checkpoint topic is refused.
-//   - The checkpoint does not record the destination offsets of the
-//     records it covers (DESIGN.md suggests it, for offset translation):
-//     learning them means flushing the records before producing the
-//     checkpoint, one more produce round trip per commit. reo-bench showed
-//     what that costs: at 5,000 records/s on 12 partitions, p50 latency
-//     146–157 ms with the wait and 106–113 ms without. Since a failed
-//     produce no longer stops the checkpoint from being sent, the commit
-//     checks both the records' and the checkpoints' results before
-//     EndTxn: kgo would otherwise commit what succeeded
+//   - The checkpoint records the destination offsets of the records it
+//     covers without waiting for them (waiting cost a produce round trip
+//     per commit: p50 146–157 ms against 106–113 ms at 5,000 records/s on
+//     12 partitions in reo-bench): the shard is the only writer of its
+//     destination partitions, so it predicts them (the end after fencing,
+//     then each commit's records plus one marker) and checks the
+//     prediction against the produce results before EndTxn; a mismatch
+//     (another writer) aborts. The same check covers kgo committing
+//     whatever succeeded: every record and checkpoint must be confirmed
 //     (TestFailedCheckpointNeverCommits).
 //   - The explicit InitProducerID before the checkpoint read matters even with
 //     the LSO wait: without it, the old owner can keep committing after the
