@@ -38,6 +38,7 @@ const (
 	DefaultSessionTimeout       = 15 * time.Second
 	DefaultSourceAlias          = "source"
 	DefaultProgressInterval     = 30 * time.Second
+	DefaultGroupSyncInterval    = 5 * time.Second
 	// MaxShards bounds Config.Shards: each shard is a transactional id and a
 	// partition of the control and checkpoint topics.
 	MaxShards = 1024
@@ -194,6 +195,20 @@ type Config struct {
 	// reo_resyncs_total.
 	ResyncChangedTopics bool
 
+	// Groups and GroupsExclude select the source consumer groups whose
+	// committed offsets are translated and committed to the same groups on
+	// the destination (regular expressions over whole group names; default
+	// every group, excluding DefaultGroupsExclude). Only offsets of topics
+	// this replication copies are synced, under their destination names.
+	// GroupSyncInterval is how often (default 5s). NoGroupSync turns it
+	// off. See groupsync.go and translate.go: the translation is exact, a
+	// group with members on the destination is never synced, and a
+	// destination group offset never moves backwards.
+	Groups            string
+	GroupsExclude     string
+	GroupSyncInterval time.Duration
+	NoGroupSync       bool
+
 	// ProgressInterval is how often one info-level progress line is
 	// logged: records copied, rate, lag, shards owned (default 30s).
 	ProgressInterval time.Duration
@@ -250,6 +265,10 @@ func (cfg Config) withDefaults() Config {
 	setDef(&cfg.SessionTimeout, DefaultSessionTimeout)
 	setDef(&cfg.FencedRetryDelay, 2*cfg.SessionTimeout)
 	setDef(&cfg.ProgressInterval, DefaultProgressInterval)
+	setDef(&cfg.GroupSyncInterval, DefaultGroupSyncInterval)
+	if cfg.GroupsExclude == "" {
+		cfg.GroupsExclude = DefaultGroupsExclude
+	}
 	if cfg.ReplicationFactor == 0 {
 		cfg.ReplicationFactor = -1
 	}
@@ -259,8 +278,10 @@ func (cfg Config) withDefaults() Config {
 // compiled is a validated config with its regular expressions compiled.
 type compiled struct {
 	Config
-	include *regexp.Regexp
-	exclude *regexp.Regexp
+	include       *regexp.Regexp
+	exclude       *regexp.Regexp
+	groups        *regexp.Regexp
+	groupsExclude *regexp.Regexp
 }
 
 func (cfg Config) compile() (*compiled, error) {
@@ -320,6 +341,15 @@ func (cfg Config) compile() (*compiled, error) {
 	}
 	if c.exclude, err = wholeMatch("TopicsExclude", cfg.TopicsExclude); err != nil {
 		return nil, err
+	}
+	if c.groups, err = wholeMatch("Groups", cfg.Groups); err != nil {
+		return nil, err
+	}
+	if c.groupsExclude, err = wholeMatch("GroupsExclude", cfg.GroupsExclude); err != nil {
+		return nil, err
+	}
+	if cfg.GroupSyncInterval < 0 {
+		return nil, bad("GroupSyncInterval", "must be positive")
 	}
 	dests := make(map[string]string)
 	for src, dst := range cfg.TopicMapping {

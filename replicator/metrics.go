@@ -24,6 +24,11 @@ type metrics struct {
 	reasons       prometheus.GaugeFunc     //
 	blocked       prometheus.Gauge         //
 	resyncs       *prometheus.CounterVec   // topic, reason
+
+	groupsSynced      prometheus.Gauge       //
+	groupSyncLast     prometheus.Gauge       //
+	translateFailures *prometheus.CounterVec // reason
+	groupSyncSkipped  *prometheus.CounterVec // reason
 	all           []prometheus.Collector   //
 }
 
@@ -83,7 +88,19 @@ func newMetrics(reg prometheus.Registerer, ready func() bool, reasons func() flo
 	m.resyncs = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "reo_resyncs_total", Help: "Source partitions copied again from their log start because their checkpoint no longer matched (ResyncChangedTopics), by source topic and reason.",
 	}, []string{"topic", "reason"})
-	m.all = []prometheus.Collector{m.reasons, m.blocked, m.resyncs, m.records, m.bytes, m.committed, m.aborted, m.commitLatency, m.commitPhase,
+	m.groupsSynced = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "reo_group_sync_groups", Help: "Consumer groups that got offsets committed on the destination in the last sync round of this instance.",
+	})
+	m.groupSyncLast = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "reo_group_sync_last_success_timestamp_seconds", Help: "When this instance last completed a consumer group offset sync round (Unix seconds); time() minus it is the sync age.",
+	})
+	m.translateFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "reo_group_offset_translation_failures_total", Help: "Source group offsets not translated, by reason (e.g. older than the copy history, destination position not known yet).",
+	}, []string{"reason"})
+	m.groupSyncSkipped = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "reo_group_sync_skipped_total", Help: "Group sync rounds that left a group alone, by reason (active_members: consumers use it on the destination).",
+	}, []string{"reason"})
+	m.all = []prometheus.Collector{m.groupsSynced, m.groupSyncLast, m.translateFailures, m.groupSyncSkipped, m.reasons, m.blocked, m.resyncs, m.records, m.bytes, m.committed, m.aborted, m.commitLatency, m.commitPhase,
 		m.e2eLatency, m.lag, m.shardsOwned, m.skipped, m.restarts, m.ready}
 	if reg == nil {
 		return m, nil

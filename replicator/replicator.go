@@ -184,6 +184,9 @@ func (r *Replicator) Run(ctx context.Context) (err error) {
 	bg.Go(func() { r.refreshLoop(runCtx) })
 	bg.Go(func() { r.progressLoop(runCtx) })
 	bg.Go(func() { r.watchCheckpoints(runCtx) })
+	if !r.cfg.NoGroupSync {
+		bg.Go(func() { r.groupSyncLoop(runCtx) })
+	}
 
 	grp, err := r.joinGroup()
 	if err != nil {

@@ -1,0 +1,263 @@
+package replicator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// DefaultGroupsExclude is MirrorMaker 2's default groups.exclude: console
+// consumers, Kafka Connect's groups and internal ones.
+const DefaultGroupsExclude = `console-consumer-.*|connect-.*|__.*`
+
+// syncMetaPrefix starts the metadata of every offset reo commits to a
+// destination group: "reo <replication> src=<source offset> at=<RFC 3339>".
+const syncMetaPrefix = "reo "
+
+// groupSyncLoop translates the committed offsets of the source's consumer
+// groups into destination offsets and commits them to the same groups on
+// the destination, every GroupSyncInterval, until ctx ends. Each instance
+// syncs the partitions of the shards it owns: the translation uses what
+// those shards copied (translator).
+func (r *Replicator) groupSyncLoop(ctx context.Context) {
+	t := time.NewTicker(r.cfg.GroupSyncInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		n, err := r.syncGroups(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			r.log.Warn("syncing consumer group offsets, will retry", "err", err)
+		default:
+			r.m.groupsSynced.Set(float64(n))
+			r.m.groupSyncLast.SetToCurrentTime()
+		}
+	}
+}
+
+// groupSelected reports whether a source group's offsets are synced.
+func (c *compiled) groupSelected(group string) bool {
+	if group == c.groupID() {
+		return false
+	}
+	if c.groupsExclude != nil && c.groupsExclude.MatchString(group) {
+		return false
+	}
+	return c.groups == nil || c.groups.MatchString(group)
+}
+
+// syncGroups runs one sync round and returns how many groups got offsets.
+func (r *Replicator) syncGroups(ctx context.Context) (int, error) {
+	p, _ := r.currentPlan()
+	if p == nil {
+		return 0, nil
+	}
+	plans := make(map[tp]partitionPlan)
+	for _, parts := range p.shards {
+		for _, pp := range parts {
+			plans[tp{pp.Topic, pp.Partition}] = pp
+		}
+	}
+	r.workersMu.Lock()
+	owned := make(map[int32]*translator, len(r.workers))
+	for k, w := range r.workers {
+		owned[k] = w.trans
+	}
+	r.workersMu.Unlock()
+	if len(owned) == 0 || len(plans) == 0 {
+		return 0, nil
+	}
+
+	listed, err := r.srcAdm.ListGroups(ctx)
+	if err != nil && len(listed) == 0 {
+		return 0, fmt.Errorf("list source groups: %w", err)
+	}
+	var names []string
+	for _, g := range listed.Sorted() {
+		if r.cfg.groupSelected(g.Group) && (g.ProtocolType == "" || g.ProtocolType == "consumer") {
+			names = append(names, g.Group)
+		}
+	}
+	synced := 0
+	for _, g := range names {
+		n, err := r.syncGroup(ctx, g, plans, owned)
+		if err != nil {
+			r.log.Warn("syncing consumer group offsets", "group", g, "err", err)
+			continue
+		}
+		if n > 0 {
+			synced++
+		}
+	}
+	return synced, nil
+}
+
+// syncGroup translates one source group's offsets on the partitions this
+// instance owns and commits those that move forward, unless the group has
+// members on the destination. It returns how many offsets it committed.
+func (r *Replicator) syncGroup(ctx context.Context, group string, plans map[tp]partitionPlan, owned map[int32]*translator) (int, error) {
+	src, err := r.srcAdm.FetchOffsets(ctx, group)
+	if err != nil {
+		return 0, fmt.Errorf("fetch source offsets: %w", err)
+	}
+	now := time.Now().UTC().Format(time.RFC3339)
+	want := make(kadm.Offsets)
+	from := make(map[tp]int64)
+	src.Each(func(o kadm.OffsetResponse) {
+		p := tp{o.Topic, o.Partition}
+		pp, ok := plans[p]
+		if !ok || o.Err != nil || o.At < 0 {
+			return
+		}
+		trans, ok := owned[ShardOf(p.topic, p.partition, r.cfg.Shards)]
+		if !ok {
+			return // another instance's shard: it syncs this partition
+		}
+		d, dstTopic, why := trans.translate(p, pp.SrcTopicID, o.At)
+		if why != "" {
+			r.m.translateFailures.WithLabelValues(why).Inc()
+			r.log.Debug("group offset not translated", "group", group, "topic", p.topic, "partition", p.partition, "offset", o.At, "why", why)
+			return
+		}
+		want.Add(kadm.Offset{Topic: dstTopic, Partition: p.partition, At: d, LeaderEpoch: -1,
+			Metadata: syncMetaPrefix + r.cfg.Name + " src=" + strconv.FormatInt(o.At, 10) + " at=" + now})
+		from[tp{dstTopic, p.partition}] = o.At
+	})
+	if len(want) == 0 {
+		return 0, nil
+	}
+	ds, err := r.dstAdm.DescribeGroups(ctx, group)
+	if err != nil {
+		return 0, fmt.Errorf("describe destination group: %w", err)
+	}
+	if d, ok := ds[group]; ok && d.Err == nil && (len(d.Members) > 0 || (d.State != "" && d.State != "Empty" && d.State != "Dead")) {
+		// Consumers use the group on the destination (after a
+		// failover): their commits are the truth now.
+		r.m.groupSyncSkipped.WithLabelValues("active_members").Inc()
+		return 0, nil
+	}
+	cur, err := r.dstAdm.FetchOffsets(ctx, group)
+	if err != nil && !errors.Is(err, kerr.GroupIDNotFound) {
+		return 0, fmt.Errorf("fetch destination offsets: %w", err)
+	}
+	commit := make(kadm.Offsets)
+	want.Each(func(o kadm.Offset) {
+		if c, ok := cur.Lookup(o.Topic, o.Partition); ok && c.Err == nil && c.At >= o.At {
+			return // never backwards, and nothing to do when equal
+		}
+		commit.Add(o)
+	})
+	if len(commit) == 0 {
+		return 0, nil
+	}
+	resp, err := r.dstAdm.CommitOffsets(ctx, group, commit)
+	if err != nil {
+		return 0, fmt.Errorf("commit destination offsets: %w", err)
+	}
+	if err := resp.Error(); err != nil {
+		return 0, fmt.Errorf("commit destination offsets: %w", err)
+	}
+	n := 0
+	commit.Each(func(kadm.Offset) { n++ })
+	r.log.Debug("synced group offsets", "group", group, "partitions", n)
+	return n, nil
+}
+
+// GroupOffset is one partition of a consumer group seen from both sides:
+// the source group's committed offset, and what reo last committed for the
+// group on the destination (translated from SyncedFrom at SyncedAt).
+type GroupOffset struct {
+	Topic      string `json:"topic"`
+	Partition  int32  `json:"partition"`
+	Source     int64  `json:"sourceOffset"` // -1: no committed offset
+	DestTopic  string `json:"destTopic"`
+	Dest       int64  `json:"destOffset"` // -1: none on the destination
+	SyncedFrom int64  `json:"syncedFrom"` // the source offset Dest was translated from; -1 if not by reo
+	SyncedAt   string `json:"syncedAt,omitempty"`
+}
+
+// GroupOffsets reports a consumer group's offsets on both clusters for the
+// source topics cfg replicates (topic "" for all), as `reo offsets` prints
+// them. It reads only; it needs no running replicator.
+func GroupOffsets(ctx context.Context, cfg Config, group, topic string) ([]GroupOffset, error) {
+	c, err := cfg.withDefaults().compile()
+	if err != nil {
+		return nil, err
+	}
+	r := &Replicator{cfg: c}
+	srcCl, err := kgo.NewClient(r.srcOpts()...)
+	if err != nil {
+		return nil, err
+	}
+	defer srcCl.Close()
+	dstCl, err := kgo.NewClient(r.dstOpts()...)
+	if err != nil {
+		return nil, err
+	}
+	defer dstCl.Close()
+	src, dst := kadm.NewClient(srcCl), kadm.NewClient(dstCl)
+	so, err := src.FetchOffsets(ctx, group)
+	if err != nil {
+		return nil, asAuth("source", "fetching offsets of group "+group, fmt.Errorf("fetch offsets of group %s on the source: %w", group, err))
+	}
+	do, err := dst.FetchOffsets(ctx, group)
+	if err != nil && !errors.Is(err, kerr.GroupIDNotFound) {
+		return nil, asAuth("destination", "fetching offsets of group "+group, fmt.Errorf("fetch offsets of group %s on the destination: %w", group, err))
+	}
+	var out []GroupOffset
+	so.Each(func(o kadm.OffsetResponse) {
+		if o.Err != nil || (topic != "" && o.Topic != topic) {
+			return
+		}
+		dstTopic, ok := c.selected(o.Topic, false)
+		if !ok {
+			return
+		}
+		g := GroupOffset{Topic: o.Topic, Partition: o.Partition, Source: o.At, DestTopic: dstTopic, Dest: -1, SyncedFrom: -1}
+		if d, ok := do.Lookup(dstTopic, o.Partition); ok && d.Err == nil {
+			g.Dest = d.At
+			g.SyncedFrom, g.SyncedAt = parseSyncMeta(d.Metadata)
+		}
+		out = append(out, g)
+	})
+	slices.SortFunc(out, func(a, b GroupOffset) int {
+		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+			return c
+		}
+		return int(a.Partition - b.Partition)
+	})
+	return out, nil
+}
+
+// parseSyncMeta reads the metadata reo writes with a synced offset.
+func parseSyncMeta(meta string) (from int64, at string) {
+	from = -1
+	if !strings.HasPrefix(meta, syncMetaPrefix) {
+		return from, ""
+	}
+	for _, f := range strings.Fields(meta) {
+		if v, ok := strings.CutPrefix(f, "src="); ok {
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+				from = n
+			}
+		}
+		if v, ok := strings.CutPrefix(f, "at="); ok {
+			at = v
+		}
+	}
+	return from, at
+}

@@ -1,0 +1,184 @@
+package replicator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// srcOffsets lists the source offsets of a partition's committed data
+// records, in order; dstOffsets the same for the destination. The i-th
+// source record was copied to the i-th destination record.
+func dataOffsets(t *testing.T, c *kfake.Cluster, topic string, p int32) []int64 {
+	var out []int64
+	for _, r := range dump(t, c, topic)[p] {
+		out = append(out, r.Offset)
+	}
+	return out
+}
+
+// expectedDest is the brute-force translation of source offset s: the
+// destination offset of the first copied record at or above s.
+func expectedDest(src, dst []int64, s int64) (int64, bool) {
+	for i, o := range src {
+		if o >= s {
+			return dst[i], true
+		}
+	}
+	return 0, false
+}
+
+func commitGroup(t *testing.T, c *kfake.Cluster, group, topic string, offs map[int32]int64) {
+	t.Helper()
+	os := make(kadm.Offsets)
+	for p, at := range offs {
+		os.Add(kadm.Offset{Topic: topic, Partition: p, At: at, LeaderEpoch: -1})
+	}
+	resp, err := admin(t, c).CommitOffsets(context.Background(), group, os)
+	if err == nil {
+		err = resp.Error()
+	}
+	if err != nil {
+		t.Fatalf("commit offsets of group %s: %v", group, err)
+	}
+}
+
+func groupOffsets(t *testing.T, c *kfake.Cluster, group string) kadm.OffsetResponses {
+	t.Helper()
+	o, err := admin(t, c).FetchOffsets(context.Background(), group)
+	if errors.Is(err, kerr.GroupIDNotFound) {
+		return nil
+	}
+	if err != nil {
+		t.Fatalf("fetch offsets of group %s: %v", group, err)
+	}
+	return o
+}
+
+// TestGroupOffsetsTranslatedExactly proves that a source consumer group's
+// committed offsets are committed to the same group on the destination,
+// translated exactly across source transaction markers, aborted records and
+// reo's own commit markers (under prefix naming, to the destination topic's
+// name): for every committed source offset S (inside transactions, on
+// markers, at aborted records), the destination offset is that of the first
+// copied record at or above S, checked against the copy itself. A group
+// ahead of the copy is held at the next copied position. Console-consumer
+// groups are left alone.
+func TestGroupOffsetsTranslatedExactly(t *testing.T) {
+	src := newCluster(t, "src", 2, "orders")
+	dst := newCluster(t, "dst", 1)
+	n := produceMixed(t, src, "orders", 2, 0)
+	cfg := testConfig(src, dst, "orders")
+	cfg.Naming, cfg.SourceAlias = NamingPrefix, "east"
+	cfg.GroupSyncInterval = 200 * time.Millisecond
+	cfg.BatchMaxRecords = 3 // many transactions of reo, each with a marker
+	start(t, cfg)
+	waitFor(t, 30*time.Second, countIs(t, dst, "east.orders", n))
+
+	srcOffs, dstOffs := dataOffsets(t, src, "orders", 0), dataOffsets(t, dst, "east.orders", 0)
+	end := srcOffs[len(srcOffs)-1] + 1
+	for s := int64(0); s <= end+2; s++ {
+		group := fmt.Sprintf("app-%d", s)
+		commitGroup(t, src, group, "orders", map[int32]int64{0: s})
+		want, ok := expectedDest(srcOffs, dstOffs, s)
+		if !ok {
+			// Everything below s was copied: the next record's
+			// position, after reo's last commit marker.
+			want = dstOffs[len(dstOffs)-1] + 2
+		}
+		waitFor(t, 10*time.Second, func() string {
+			o, ok := groupOffsets(t, dst, group).Lookup("east.orders", 0)
+			if !ok || o.Err != nil {
+				return fmt.Sprintf("group %s has no destination offset for east.orders/0 yet", group)
+			}
+			if o.At != want {
+				return fmt.Sprintf("source offset %d translated to %d, want %d (source %v, destination %v)", s, o.At, want, srcOffs, dstOffs)
+			}
+			return ""
+		})
+	}
+
+	commitGroup(t, src, "console-consumer-1", "orders", map[int32]int64{0: 3})
+	commitGroup(t, src, "app-late", "orders", map[int32]int64{1: 1})
+	waitFor(t, 10*time.Second, func() string {
+		if _, ok := groupOffsets(t, dst, "app-late").Lookup("east.orders", 1); !ok {
+			return "app-late not synced yet"
+		}
+		return ""
+	})
+	if o, ok := groupOffsets(t, dst, "console-consumer-1").Lookup("east.orders", 0); ok && o.Err == nil {
+		t.Errorf("console-consumer-1 was synced (offset %d); console consumers are excluded by default", o.At)
+	}
+}
+
+// TestGroupSyncLeavesActiveGroupsAndNeverGoesBack proves that a group with
+// members on the destination (its consumers failed over) is never synced,
+// and that a destination group offset never moves backwards when the
+// source group's does.
+func TestGroupSyncLeavesActiveGroupsAndNeverGoesBack(t *testing.T) {
+	src := newCluster(t, "src", 1, "orders")
+	dst := newCluster(t, "dst", 1)
+	produceNumbered(t, src, "orders", "a", 50, 1)
+	cfg := testConfig(src, dst, "orders")
+	cfg.GroupSyncInterval = 200 * time.Millisecond
+	run := start(t, cfg)
+	waitFor(t, 30*time.Second, countIs(t, dst, "orders", 50))
+
+	commitGroup(t, src, "app", "orders", map[int32]int64{0: 30})
+	at := func() int64 {
+		o, ok := groupOffsets(t, dst, "app").Lookup("orders", 0)
+		if !ok || o.Err != nil {
+			return -1
+		}
+		return o.At
+	}
+	waitFor(t, 10*time.Second, func() string {
+		if got := at(); got < 0 {
+			return "app not synced yet"
+		}
+		return ""
+	})
+	first := at()
+
+	commitGroup(t, src, "app", "orders", map[int32]int64{0: 10})
+	rounds := run.metricValue(t, "reo_group_sync_last_success_timestamp_seconds", nil)
+	waitFor(t, 10*time.Second, func() string {
+		if run.metricValue(t, "reo_group_sync_last_success_timestamp_seconds", nil) < rounds+1 {
+			return "waiting for a later sync round"
+		}
+		return ""
+	})
+	if got := at(); got != first {
+		t.Fatalf("destination offset moved from %d to %d when the source group went back", first, got)
+	}
+
+	// A consumer of the group on the destination: reo must leave it.
+	cons := client(t, dst, kgo.ConsumerGroup("app"), kgo.ConsumeTopics("orders"), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.DisableAutoCommit(), kgo.SessionTimeout(6*time.Second))
+	waitFor(t, 20*time.Second, func() string {
+		cons.PollRecords(context.Background(), 1)
+		d, err := admin(t, dst).DescribeGroups(context.Background(), "app")
+		if err != nil || len(d["app"].Members) == 0 {
+			return "consumer not in the group yet"
+		}
+		return ""
+	})
+	commitGroup(t, src, "app", "orders", map[int32]int64{0: 45})
+	skipped := run.metricValue(t, "reo_group_sync_skipped_total", nil)
+	waitFor(t, 10*time.Second, func() string {
+		if run.metricValue(t, "reo_group_sync_skipped_total", nil) <= skipped {
+			return "no sync round has seen the active group yet"
+		}
+		return ""
+	})
+	if got := at(); got != first {
+		t.Fatalf("destination offset of a group with members moved from %d to %d", first, got)
+	}
+}
