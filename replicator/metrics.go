@@ -29,7 +29,7 @@ type metrics struct {
 	groupSyncLast     prometheus.Gauge       //
 	translateFailures *prometheus.CounterVec // reason
 	groupSyncSkipped  *prometheus.CounterVec // reason
-	all           []prometheus.Collector   //
+	all               []prometheus.Collector //
 }
 
 func newMetrics(reg prometheus.Registerer, ready func() bool, reasons func() float64) (*metrics, error) {
