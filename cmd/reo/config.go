@@ -221,6 +221,21 @@ var settingsTable = []setting{
 		set: stringSetting(func(c *settings) *string { return &c.metricsAddr })},
 	{flag: "pprof", env: "REO_PPROF", usage: "also serve Go's profiles under /debug/pprof/ on --metrics-addr (keep that address private)", def: "false", isBool: true,
 		set: boolSetting(func(c *settings) *bool { return &c.pprof })},
+	{flag: "groups", env: "REO_GROUPS", usage: "regex over whole source consumer group names whose committed offsets are translated exactly and committed to the same groups on the destination (default: every group)",
+		set: stringSetting(func(c *settings) *string { return &c.cfg.Groups })},
+	{flag: "groups-exclude", env: "REO_GROUPS_EXCLUDE", usage: "regex of groups never synced", def: replicator.DefaultGroupsExclude,
+		set: stringSetting(func(c *settings) *string { return &c.cfg.GroupsExclude })},
+	{flag: "sync-group-offsets", env: "REO_SYNC_GROUP_OFFSETS", usage: "sync consumer group offsets to the destination (false: off)", def: "true", isBool: true,
+		set: func(c *settings, v string) error {
+			on, err := strconv.ParseBool(v)
+			if err != nil {
+				return fmt.Errorf("%q is not true or false", v)
+			}
+			c.cfg.NoGroupSync = !on
+			return nil
+		}},
+	{flag: "sync-group-offsets-interval", env: "REO_SYNC_GROUP_OFFSETS_INTERVAL", usage: "how often consumer group offsets are synced", def: replicator.DefaultGroupSyncInterval.String(),
+		set: durationSetting(func(c *settings) *time.Duration { return &c.cfg.GroupSyncInterval })},
 	{flag: "progress-interval", env: "REO_PROGRESS_INTERVAL", usage: "how often one info-level progress line (records, rate, lag, shards, readiness) is logged", def: replicator.DefaultProgressInterval.String(),
 		set: durationSetting(func(c *settings) *time.Duration { return &c.cfg.ProgressInterval })},
 	{flag: "log-level", env: "REO_LOG_LEVEL", usage: "debug, info, warn or error", def: "info",

@@ -91,6 +91,7 @@ const usage = `usage: reo <command> [flags]
 
 commands:
   replicate   replicate topics exactly once until SIGINT/SIGTERM
+  offsets     show a consumer group's offsets on both clusters (reo offsets -h)
   version     print the version
 `
 
@@ -116,7 +117,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
-	case "replicate":
+	case "replicate", "offsets":
 	default:
 		fmt.Fprintf(stderr, "reo: unknown command %q\n%s", args[0], usage)
 		return 2
@@ -127,6 +128,9 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 		if k, v, ok := strings.Cut(kv, "="); ok {
 			env[k] = v
 		}
+	}
+	if args[0] == "offsets" {
+		return runOffsets(ctx, args[1:], env, stdout, stderr)
 	}
 	s, err := parseSettings(args[1:], env, stderr)
 	if errors.Is(err, flag.ErrHelp) {

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/reo-kafka/reo/replicator"
+)
+
+const offsetsUsage = `usage: reo offsets --group GROUP [--topic TOPIC] [--json] [replicate settings]
+
+Prints, per partition of the topics the replication copies, the group's
+committed offset on the source, the offset reo last committed for it on the
+destination, the source offset that was translated from and when. Takes the
+same cluster, topic and naming settings as reo replicate (flags, REO_* /
+KAFKA_CLUSTERS_* environment, --config), to reach both clusters and name
+the destination topics. It only reads.
+`
+
+// runOffsets is `reo offsets`.
+func runOffsets(ctx context.Context, args []string, env map[string]string, stdout, stderr io.Writer) int {
+	var group, topic string
+	asJSON := false
+	var rest []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") {
+			rest = append(rest, a)
+			continue
+		}
+		take := func() (string, bool) {
+			if hasVal {
+				return val, true
+			}
+			if i+1 < len(args) {
+				i++
+				return args[i], true
+			}
+			return "", false
+		}
+		switch name {
+		case "group", "topic":
+			v, ok := take()
+			if !ok || v == "" {
+				fmt.Fprintf(stderr, "reo offsets: --%s needs a value\n%s", name, offsetsUsage)
+				return 2
+			}
+			if name == "group" {
+				group = v
+			} else {
+				topic = v
+			}
+		case "json":
+			asJSON = !hasVal || val == "true"
+		case "h", "help":
+			fmt.Fprint(stdout, offsetsUsage)
+			return 0
+		default:
+			rest = append(rest, a)
+		}
+	}
+	if group == "" {
+		fmt.Fprintf(stderr, "reo offsets: --group is required\n%s", offsetsUsage)
+		return 2
+	}
+	s, err := parseSettings(rest, env, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "reo: invalid configuration: %v\n", err)
+		return 2
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	offs, err := replicator.GroupOffsets(ctx, s.cfg, group, topic)
+	if err != nil {
+		var ce *replicator.ConfigError
+		if errors.As(err, &ce) {
+			fmt.Fprintf(stderr, "reo: invalid configuration: %s\n", configErrorText(ce))
+			return 2
+		}
+		fmt.Fprintf(stderr, "reo offsets: %v\n", err)
+		return 1
+	}
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if offs == nil {
+			offs = []replicator.GroupOffset{}
+		}
+		_ = enc.Encode(offs)
+		return 0
+	}
+	if len(offs) == 0 {
+		fmt.Fprintf(stdout, "group %s has no committed offsets on the source for topics this replication copies\n", group)
+		return 0
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TOPIC\tPARTITION\tSOURCE-OFFSET\tDEST-TOPIC\tDEST-OFFSET\tSYNCED-FROM\tSYNCED-AT")
+	show := func(n int64) string {
+		if n < 0 {
+			return "-"
+		}
+		return fmt.Sprint(n)
+	}
+	for _, o := range offs {
+		at := o.SyncedAt
+		if at == "" {
+			at = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", o.Topic, o.Partition, show(o.Source), o.DestTopic, show(o.Dest), show(o.SyncedFrom), at)
+	}
+	_ = tw.Flush()
+	return 0
+}

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// TestOffsetsCommand proves the failover view: a source group's committed
+// offset is synced by `reo replicate` to the same group on the destination
+// (under the prefixed topic name), and `reo offsets --group` prints both
+// sides, the source offset the destination one was translated from and
+// when; --json gives the same as data, and a missing --group is exit 2.
+func TestOffsetsCommand(t *testing.T) {
+	src := fakeCluster(t, "src", kfake.SeedTopics(2, "orders"))
+	dst := fakeCluster(t, "dst")
+	prod, err := kgo.NewClient(kgo.SeedBrokers(src.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prod.Close()
+	for i := range 40 {
+		if err := prod.ProduceSync(context.Background(), &kgo.Record{Topic: "orders", Partition: int32(i % 2), Value: []byte(fmt.Sprint(i))}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os := make(kadm.Offsets)
+	os.Add(kadm.Offset{Topic: "orders", Partition: 0, At: 7, LeaderEpoch: -1})
+	os.Add(kadm.Offset{Topic: "orders", Partition: 1, At: 15, LeaderEpoch: -1})
+	if _, err := kadm.NewClient(prod).CommitOffsets(context.Background(), "billing", os); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--source-bootstrap", strings.Join(src.ListenAddrs(), ","), "--dest-bootstrap", strings.Join(dst.ListenAddrs(), ","),
+		"--topics", "orders", "--naming", "prefix", "--source-alias", "east"}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stderr syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, append([]string{"replicate", "--session-timeout", "6s", "--sync-group-offsets-interval", "200ms"}, args...), nil, io.Discard, &stderr)
+	}()
+	var out []struct {
+		Topic      string `json:"topic"`
+		Partition  int32  `json:"partition"`
+		Source     int64  `json:"sourceOffset"`
+		DestTopic  string `json:"destTopic"`
+		Dest       int64  `json:"destOffset"`
+		SyncedFrom int64  `json:"syncedFrom"`
+		SyncedAt   string `json:"syncedAt"`
+	}
+	// Where the records the group will read next landed: the value of
+	// source record S names it on the destination.
+	want := map[int32]int64{}
+	pollUntil(t, 30*time.Second, func() string {
+		for p, s := range map[int32]int64{0: 7, 1: 15} {
+			at, ok := offsetOfValue(t, dst, "east.orders", p, valueAt(t, src, "orders", p, s))
+			if !ok {
+				return fmt.Sprintf("source record %d/%d not copied yet", p, s)
+			}
+			want[p] = at
+		}
+		return ""
+	})
+	pollUntil(t, 30*time.Second, func() string {
+		var so, se strings.Builder
+		if code := run(context.Background(), append([]string{"offsets", "--group", "billing", "--json"}, args...), nil, &so, &se); code != 0 {
+			return fmt.Sprintf("reo offsets exit %d: %s", code, se.String())
+		}
+		if err := json.Unmarshal([]byte(so.String()), &out); err != nil {
+			return fmt.Sprintf("reo offsets --json output %q: %v", so.String(), err)
+		}
+		if len(out) != 2 || out[0].Dest != want[0] || out[1].Dest != want[1] {
+			return fmt.Sprintf("not synced to %v yet: %+v (reo stderr %s)", want, out, stderr.String())
+		}
+		return ""
+	})
+	for _, o := range out {
+		if o.DestTopic != "east.orders" || o.SyncedFrom != o.Source || o.SyncedAt == "" {
+			t.Errorf("partition %d: %+v, want east.orders, translated from the source offset, with a sync time", o.Partition, o)
+		}
+	}
+	var table, se strings.Builder
+	if code := run(context.Background(), append([]string{"offsets", "--group", "billing"}, args...), nil, &table, &se); code != 0 {
+		t.Fatalf("reo offsets exit %d: %s", code, se.String())
+	}
+	for _, want := range []string{"SOURCE-OFFSET", "east.orders", "SYNCED-FROM"} {
+		if !strings.Contains(table.String(), want) {
+			t.Errorf("table output lacks %q:\n%s", want, table.String())
+		}
+	}
+	if code := run(context.Background(), append([]string{"offsets"}, args...), nil, io.Discard, io.Discard); code != 2 {
+		t.Errorf("reo offsets without --group: exit %d, want 2", code)
+	}
+	cancel()
+	<-done
+}
+
+// valueAt reads the value of the record at offset off of topic/p.
+func valueAt(t *testing.T, c *kfake.Cluster, topic string, p int32, off int64) string {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {p: kgo.NewOffset().At(off)}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("read %s/%d at %d: timed out", topic, p, off)
+		}
+		for _, r := range fs.Records() {
+			if r.Offset == off {
+				return string(r.Value)
+			}
+		}
+	}
+}
+
+// offsetOfValue finds the committed record with this value in topic/p.
+func offsetOfValue(t *testing.T, c *kfake.Cluster, topic string, p int32, value string) (int64, bool) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {p: kgo.NewOffset().AtStart()}}),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	for ctx.Err() == nil {
+		for _, r := range cl.PollFetches(ctx).Records() {
+			if string(r.Value) == value {
+				return r.Offset, true
+			}
+		}
+	}
+	return 0, false
+}
