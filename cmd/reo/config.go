@@ -486,6 +486,8 @@ var configFields = map[string]string{
 	"Shards": "shards", "InstanceID": "instance-id", "CommitInterval": "commit-interval", "CommitLinger": "commit-linger",
 	"TransactionTimeout": "transaction-timeout", "SessionTimeout": "session-timeout",
 	"TopicRefreshInterval": "topic-refresh-interval",
+	"Groups":               "groups", "GroupsExclude": "groups-exclude", "GroupSyncInterval": "sync-group-offsets-interval",
+	"NoGroupSync": "sync-group-offsets", "ProgressInterval": "progress-interval", "ResyncChangedTopics": "resync-changed-topics",
 	// The engine derives these from reo's settings.
 	"FencedRetryDelay": "session-timeout", // twice the session timeout
 	"MaxInflightBytes": "max-inflight-bytes", "BatchMaxBytes": "max-inflight-bytes",
