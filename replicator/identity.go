@@ -187,6 +187,10 @@ func (r *Replicator) settingsConflict(ctx context.Context) error {
 		return e
 	}
 	g, ok := gs[r.cfg.groupID()]
+	if ok && g.Protocol != "" && !strings.HasPrefix(g.Protocol, protocolPrefix) {
+		e.OlderVersion = g.Protocol
+		return e
+	}
 	if !ok || !strings.HasPrefix(g.Protocol, protocolPrefix) {
 		return e
 	}
