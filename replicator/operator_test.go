@@ -593,3 +593,46 @@ func TestDestinationWipedWhileRunning(t *testing.T) {
 		t.Fatalf("after restarting on the wiped destination: %s", d)
 	}
 }
+
+// TestOlderVersionInstanceRefused proves that an instance of an earlier reo
+// (group protocol cooperative-sticky, no settings fingerprint) still in the
+// ownership group makes a new instance stop with an error that says to stop
+// the old ones first, rather than sharing shards with a reo that cannot read
+// its checkpoints.
+func TestOlderVersionInstanceRefused(t *testing.T) {
+	src := newCluster(t, "src", 1, "orders")
+	dst := newCluster(t, "dst", 1)
+	cfg := testConfig(src, dst, "orders")
+	createTopic(t, dst, "__reo-t-control", int32(cfg.Shards), nil)
+	old := client(t, dst, kgo.ConsumerGroup("reo-t"), kgo.ConsumeTopics("__reo-t-control"),
+		kgo.Balancers(kgo.CooperativeStickyBalancer()), kgo.SessionTimeout(6*time.Second))
+	waitFor(t, 20*time.Second, func() string {
+		pctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		old.PollFetches(pctx)
+		cancel()
+		d, err := admin(t, dst).DescribeGroups(context.Background(), "reo-t")
+		if err != nil || len(d["reo-t"].Members) == 0 {
+			return "old-version member not in the group yet"
+		}
+		return ""
+	})
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() { // keep the old member alive
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			pctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+			old.PollFetches(pctx)
+			cancel()
+		}
+	}()
+	err := start(t, cfg).waitErr(t, 40*time.Second)
+	var sc *SettingsConflictError
+	if !errors.As(err, &sc) || sc.OlderVersion != "cooperative-sticky" || !strings.Contains(err.Error(), "earlier reo version") {
+		t.Fatalf("Run returned %v, want a *SettingsConflictError about an earlier reo version", err)
+	}
+}
