@@ -37,7 +37,7 @@ const (
 	DefaultTopicRefreshInterval = 5 * time.Second
 	DefaultSessionTimeout       = 15 * time.Second
 	DefaultSourceAlias          = "source"
-	DefaultProgressInterval     = 30 * time.Second
+	DefaultProgressInterval     = 10 * time.Second
 	DefaultGroupSyncInterval    = 5 * time.Second
 	// MaxShards bounds Config.Shards: each shard is a transactional id and a
 	// partition of the control and checkpoint topics.
@@ -210,7 +210,7 @@ type Config struct {
 	NoGroupSync       bool
 
 	// ProgressInterval is how often one info-level progress line is
-	// logged: records copied, rate, lag, shards owned (default 30s).
+	// logged: records copied, rate, lag, shards owned (default 10s).
 	ProgressInterval time.Duration
 }
 
