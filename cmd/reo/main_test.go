@@ -489,7 +489,7 @@ func TestReadyzSaysWhy(t *testing.T) {
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, []string{"replicate", "--metrics-addr", addr, "--source-bootstrap", strings.Join(src.ListenAddrs(), ","),
-			"--dest-bootstrap", strings.Join(dst.ListenAddrs(), ","), "--topics", "paymnts", "--session-timeout", "6s", "--topic-refresh-interval", "300ms"}, nil, io.Discard, &stderr)
+			"--dest-bootstrap", strings.Join(dst.ListenAddrs(), ","), "--topics", "paymnts", "--session-timeout", "6s", "--topic-refresh-interval", "300ms", "--progress-interval", "500ms"}, nil, io.Discard, &stderr)
 	}()
 	var h struct {
 		Ready   bool `json:"ready"`
@@ -520,6 +520,14 @@ func TestReadyzSaysWhy(t *testing.T) {
 	if !strings.Contains(stderr.String(), "paymnts") {
 		t.Errorf("no warning names the selection; stderr:\n%s", stderr.String())
 	}
+	pollUntil(t, 10*time.Second, func() string {
+		for _, l := range strings.Split(stderr.String(), "\n") {
+			if strings.Contains(l, "level=INFO msg=progress") && strings.Contains(l, "ready=false") && strings.Contains(l, "shards_owned=") && strings.Contains(l, "lag=") {
+				return ""
+			}
+		}
+		return "no info-level progress line saying not ready yet; stderr:\n" + stderr.String()
+	})
 
 	adm := kadm.NewClient(newClient(t, src))
 	if _, err := adm.CreateTopic(context.Background(), 1, -1, nil, "paymnts"); err != nil {
