@@ -677,6 +677,9 @@ func (s *copier) openSource(ctx context.Context, parts []partitionPlan) (*kgo.Cl
 			d = -1
 		}
 		w.trans.reset(k, s.ids[k].srcID, p.DstTopic, offsets[p.Topic][p.Partition].EpochOffset().Offset, d)
+		if cp, ok := s.committed[k]; ok && cp.SrcTopicID == s.ids[k].srcID && cp.DstTopic == p.DstTopic {
+			w.trans.seed(k, cp)
+		}
 	}
 	w.trans.drop(keep)
 	if len(fresh) > 0 && !r.cfg.AllowNonEmptyDestination {

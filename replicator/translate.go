@@ -130,6 +130,24 @@ func (t *translator) reset(p tp, srcID, dstTopic string, next, dstNext int64) {
 	t.parts[p] = &partHistory{srcID: srcID, dstTop: dstTopic, next: next, dstNext: dstNext}
 }
 
+// seed gives a partition whose history is empty the range of its last
+// checkpoint, when that is known exactly: the checkpoint's destination
+// offsets were written (version 2) and its copied source offsets were
+// consecutive (as many destination as source offsets), so a group just
+// behind the session's start translates too.
+func (t *translator) seed(p tp, cp Checkpoint) {
+	if cp.DstFirst < 0 || cp.SrcFirst < 0 || cp.DstLast-cp.DstFirst != cp.SrcLast-cp.SrcFirst {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	h := t.parts[p]
+	if h == nil || len(h.hist) > 0 || h.next != cp.Next {
+		return
+	}
+	h.hist = []CopiedRange{{From: cp.SrcFirst, To: cp.Next, Runs: []Run{{Start: cp.SrcFirst, N: cp.SrcLast - cp.SrcFirst + 1}}, DstFirst: cp.DstFirst}}
+}
+
 // drop forgets every partition not in keep.
 func (t *translator) drop(keep map[tp]bool) {
 	t.mu.Lock()

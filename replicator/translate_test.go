@@ -200,3 +200,29 @@ func TestForeignWriterNeverCommitsWrongOffsets(t *testing.T) {
 		t.Errorf("%d copied records in the destination, want 20", copies)
 	}
 }
+
+// TestTranslateSeededFromCheckpoint proves a restarted shard translates a
+// group offset inside the last committed transaction (before anything new
+// is copied) from that transaction's checkpoint alone.
+func TestTranslateSeededFromCheckpoint(t *testing.T) {
+	tr := newTranslator()
+	p := tp{"t", 0}
+	tr.reset(p, "id", "t", 120, 57)
+	tr.seed(p, Checkpoint{Next: 120, SrcFirst: 100, SrcLast: 119, DstFirst: 34, DstLast: 53, SrcTopicID: "id", DstTopic: "t"})
+	for s, want := range map[int64]int64{100: 34, 110: 44, 119: 53, 120: 57} {
+		if got, _, why := tr.translate(p, "id", s); why != "" || got != want {
+			t.Errorf("translate(%d) = %d (%s), want %d", s, got, why, want)
+		}
+	}
+	if _, _, why := tr.translate(p, "id", 99); why == "" {
+		t.Errorf("translate(99), before the seeded range, answered")
+	}
+	// Not seeded when the copied source offsets had gaps (fewer
+	// destination offsets than source offsets): not exact.
+	q := tp{"t", 1}
+	tr.reset(q, "id", "t", 120, 50)
+	tr.seed(q, Checkpoint{Next: 120, SrcFirst: 100, SrcLast: 119, DstFirst: 34, DstLast: 45})
+	if _, _, why := tr.translate(q, "id", 110); why == "" {
+		t.Errorf("translate inside a checkpoint with gaps answered")
+	}
+}
