@@ -13,8 +13,12 @@
 //     oracle's verdict with a reports.Report.
 //   - [Dump] reads topics whole with read_committed as an oracle.Log.
 //   - [BuildMutant] builds scenarios/internal/mutant, the deliberately
-//     broken replicators the suite must catch.
+//     broken replicators the suite must catch; [BuildReoNoIdentity]
+//     builds reo without its identity checks ([NoIdentityTag]).
 //
 // The tests here are the proof of the exactly-once claim: crash loop,
-// zombie instances, drawn scenarios, regression scenarios and mutants.
+// zombie instances, drawn scenarios, regression scenarios, operator
+// actions (topics deleted and recreated, naming changed, a second source
+// under one name, a checkpoint partition offline: operator_test.go) and
+// mutants.
 package scenarios
