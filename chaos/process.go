@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -61,7 +62,7 @@ func (w lockedWriter) Write(p []byte) (int, error) {
 func StartInstance(name, bin string, args, env []string) (*Instance, error) {
 	i := &Instance{Name: name, exited: make(chan struct{})}
 	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(harnessFree(os.Environ()), env...)
 	cmd.Stdout, cmd.Stderr = lockedWriter{i}, lockedWriter{i}
 	if err := proc.Start(cmd); err != nil {
 		return nil, fmt.Errorf("start replicator %s: %w", name, err)
@@ -169,4 +170,19 @@ func (i *Instance) Resume() error {
 	}
 	i.paused = false
 	return nil
+}
+
+// harnessFree drops the harness's own REO_KAFKA* and REO_EXTERNAL_*
+// settings (which provider the tests use) from a replicator's environment:
+// they are no reo setting, and reo rightly warns about REO_* variables it
+// does not know.
+func harnessFree(environ []string) []string {
+	out := make([]string, 0, len(environ))
+	for _, kv := range environ {
+		if strings.HasPrefix(kv, "REO_KAFKA") || strings.HasPrefix(kv, "REO_EXTERNAL_") || strings.HasPrefix(kv, "REO_TEST") {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
 }

@@ -21,6 +21,7 @@ type copier struct {
 	prod      *kgo.Client
 	committed map[tp]Checkpoint
 	hwm       map[tp]int64 // last source high watermark seen, for lag
+	lso       map[tp]int64 // last source stable offset seen
 	// behind is, per source partition, how many offsets the last fetch
 	// that returned records for it left unread below its last stable
 	// offset: 0 (or a few trailing transaction markers) means caught up.
@@ -183,6 +184,12 @@ func (s *copier) copy(ctx context.Context, parts []partitionPlan, changed <-chan
 		fs.EachPartition(func(fp kgo.FetchTopicPartition) {
 			p := tp{fp.Topic, fp.Partition}
 			s.hwm[p] = fp.HighWatermark
+			if fp.Err == nil {
+				s.lso[p] = fp.LastStableOffset
+				if s.lso[p] < 0 {
+					s.lso[p] = fp.HighWatermark
+				}
+			}
 			if n := len(fp.Records); n > 0 {
 				end := fp.LastStableOffset
 				if end < 0 { // not reported: the high watermark bounds it
@@ -193,6 +200,15 @@ func (s *copier) copy(ctx context.Context, parts []partitionPlan, changed <-chan
 		})
 		if idle || (!b.open && fs.NumRecords() == 0 && s.caughtUp()) {
 			w.status.progressed() // nothing to copy: caught up
+		}
+		if idle && !b.open {
+			// Everything readable was copied and committed: what is
+			// left below the source end is transaction markers or
+			// aborted records, not lag.
+			for p, end := range s.lso {
+				r.position(p, s.ids[p].srcID, end)
+				r.m.setLag(p.topic, p.partition, 0)
+			}
 		}
 		var perr error
 		fs.EachRecord(func(rec *kgo.Record) {

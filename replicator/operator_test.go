@@ -636,3 +636,24 @@ func TestOlderVersionInstanceRefused(t *testing.T) {
 		t.Fatalf("Run returned %v, want a *SettingsConflictError about an earlier reo version", err)
 	}
 }
+
+// TestLagZeroWhenLogEndsWithMarkers proves that a caught-up partition whose
+// source log ends with transaction markers and aborted records reports lag
+// 0, not the few offsets of markers it can never copy: lag > 0 must mean
+// records wait.
+func TestLagZeroWhenLogEndsWithMarkers(t *testing.T) {
+	src := newCluster(t, "src", 2, "orders")
+	dst := newCluster(t, "dst", 1)
+	n := produceMixed(t, src, "orders", 2, 0)
+	run := start(t, testConfig(src, dst, "orders"))
+	waitFor(t, 30*time.Second, countIs(t, dst, "orders", n))
+	waitFor(t, 20*time.Second, func() string {
+		if !hasSeries(t, run, "reo_partition_lag_records", map[string]string{"topic": "orders", "partition": "1"}) {
+			return "no lag series yet"
+		}
+		if lag := run.metricValue(t, "reo_partition_lag_records", nil); lag != 0 {
+			return fmt.Sprintf("lag %v with everything copied, want 0", lag)
+		}
+		return ""
+	})
+}

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -98,11 +99,26 @@ func (r *Replicator) ensureOwnTopics(ctx context.Context) error {
 		default:
 			return asAuth("destination", "creating topic "+t.name, fmt.Errorf("create topic %s: %w", t.name, err))
 		}
-		md, err := r.dstAdm.ListTopics(ctx, t.name)
-		if err != nil {
-			return asAuth("destination", "describing topic "+t.name, fmt.Errorf("describe topic %s: %w", t.name, err))
+		// A topic just created may not be in every broker's metadata
+		// yet: wait for it here (briefly) rather than failing the
+		// attempt into the start backoff.
+		var td kadm.TopicDetail
+		for wait := time.Now().Add(5 * time.Second); ; {
+			md, err := r.dstAdm.ListTopics(ctx, t.name)
+			if err != nil {
+				return asAuth("destination", "describing topic "+t.name, fmt.Errorf("describe topic %s: %w", t.name, err))
+			}
+			td = md[t.name]
+			if (errors.Is(td.Err, kerr.UnknownTopicOrPartition) || td.Err == nil && len(td.Partitions) == 0) && time.Now().Before(wait) {
+				select {
+				case <-ctx.Done():
+					return ctx.Err()
+				case <-time.After(50 * time.Millisecond):
+				}
+				continue
+			}
+			break
 		}
-		td := md[t.name]
 		if td.Err != nil {
 			return asAuth("destination", "describing topic "+t.name, fmt.Errorf("describe topic %s: %w", t.name, td.Err))
 		}

@@ -161,7 +161,7 @@ func (w *shardWorker) session(ctx context.Context) error {
 	if h := r.hooks; h != nil && h.afterCheckpoints != nil {
 		h.afterCheckpoints(w.shard)
 	}
-	s := &copier{w: w, prod: prod, committed: cps, hwm: make(map[tp]int64), behind: make(map[tp]int64), dstNext: make(map[tp]int64)}
+	s := &copier{w: w, prod: prod, committed: cps, hwm: make(map[tp]int64), lso: make(map[tp]int64), behind: make(map[tp]int64), dstNext: make(map[tp]int64)}
 	for {
 		p, changed := r.currentPlan()
 		var parts []partitionPlan
