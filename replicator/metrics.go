@@ -59,7 +59,7 @@ func newMetrics(reg prometheus.Registerer, ready func() bool, reasons func() flo
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 20),
 		}),
 		lag: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "reo_partition_lag_records", Help: "Source high watermark minus the committed next offset (or the log start, before the first commit), for every source partition the replication copies, whoever owns its shard: every instance reads the checkpoint topic, so aggregate with max. Refreshed every topic refresh and at this instance's commits; it grows while a shard cannot commit. A partition whose log ends with transaction markers or aborted records stays at a small positive value.",
+			Name: "reo_partition_lag_records", Help: "Source high watermark minus the committed next offset (or the log start, before the first commit), for every source partition the replication copies, whoever owns its shard: every instance reads the checkpoint topic, so aggregate with max. Refreshed every topic refresh and at this instance's commits; it grows while a shard cannot commit. Once the shard has read and committed everything readable, trailing transaction markers and aborted records do not count: a caught-up partition shows 0.",
 		}, []string{"topic", "partition"}),
 		shardsOwned: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "reo_shards_owned", Help: "Shards this instance owns.",
