@@ -133,6 +133,7 @@ func (r *Replicator) syncGroup(ctx context.Context, group string, plans map[tp]p
 			r.log.Debug("group offset not translated", "group", group, "topic", p.topic, "partition", p.partition, "offset", o.At, "why", why)
 			return
 		}
+		d = max(0, d+translateSkew)
 		want.Add(kadm.Offset{Topic: dstTopic, Partition: p.partition, At: d, LeaderEpoch: -1,
 			Metadata: syncMetaPrefix + r.cfg.Name + " src=" + strconv.FormatInt(o.At, 10) + " at=" + now})
 		from[tp{dstTopic, p.partition}] = o.At
@@ -144,7 +145,7 @@ func (r *Replicator) syncGroup(ctx context.Context, group string, plans map[tp]p
 	if err != nil {
 		return 0, fmt.Errorf("describe destination group: %w", err)
 	}
-	if d, ok := ds[group]; ok && d.Err == nil && (len(d.Members) > 0 || (d.State != "" && d.State != "Empty" && d.State != "Dead")) {
+	if d, ok := ds[group]; !syncActiveGroups && ok && d.Err == nil && (len(d.Members) > 0 || (d.State != "" && d.State != "Empty" && d.State != "Dead")) {
 		// Consumers use the group on the destination (after a
 		// failover): their commits are the truth now.
 		r.m.groupSyncSkipped.WithLabelValues("active_members").Inc()
