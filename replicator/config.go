@@ -88,6 +88,16 @@ type Config struct {
 	Naming      Naming
 	SourceAlias string
 
+	// Separator joins SourceAlias and the topic under NamingPrefix
+	// (default "."), as MirrorMaker 2's replication.policy.separator.
+	Separator string
+
+	// DestAlias names the destination cluster. When set, a source topic
+	// whose name starts with DestAlias+Separator (a copy that came from
+	// the destination, under prefix naming) is never copied back to it:
+	// MirrorMaker 2's cycle rule, which lets A->B and B->A run together.
+	DestAlias string
+
 	// Shards is the fixed number of shards (at most 1024). It bounds how
 	// many instances can share the work; each shard that has partitions
 	// commits its own transactions, so more shards also mean more
@@ -242,6 +252,9 @@ func (cfg Config) withDefaults() Config {
 	if cfg.SourceAlias == "" {
 		cfg.SourceAlias = DefaultSourceAlias
 	}
+	if cfg.Separator == "" {
+		cfg.Separator = "."
+	}
 	setDef := func(p *time.Duration, d time.Duration) {
 		if *p == 0 {
 			*p = d
@@ -302,6 +315,12 @@ func (cfg Config) compile() (*compiled, error) {
 		return nil, bad("Naming", "%q is not %q or %q", cfg.Naming, NamingIdentity, NamingPrefix)
 	case cfg.Naming == NamingPrefix && !nameRE.MatchString(cfg.SourceAlias):
 		return nil, bad("SourceAlias", "%q must match %s", cfg.SourceAlias, nameRE)
+	case !nameRE.MatchString(cfg.Separator):
+		return nil, bad("Separator", "%q must match %s", cfg.Separator, nameRE)
+	case cfg.DestAlias != "" && !nameRE.MatchString(cfg.DestAlias):
+		return nil, bad("DestAlias", "%q must match %s", cfg.DestAlias, nameRE)
+	case cfg.DestAlias != "" && cfg.Naming == NamingPrefix && cfg.DestAlias == cfg.SourceAlias:
+		return nil, bad("DestAlias", "%q is also the source alias: the two clusters need different aliases", cfg.DestAlias)
 	case cfg.Shards < 0 || cfg.Shards > MaxShards:
 		return nil, bad("Shards", "%d is not in [1, %d] (or 0: the existing count, %d for a new replication)", cfg.Shards, MaxShards, DefaultShards)
 	case cfg.CommitInterval < 0:
@@ -411,6 +430,12 @@ func (c *compiled) settings(sourceCluster string) Settings {
 	s := Settings{Version: 1, SourceCluster: sourceCluster, Topics: c.Topics, TopicsExclude: c.TopicsExclude, Naming: string(c.Naming)}
 	if c.Naming == NamingPrefix {
 		s.SourceAlias = c.SourceAlias
+		if c.Separator != "." {
+			s.SourceAlias += " separator " + c.Separator
+		}
+	}
+	if c.DestAlias != "" {
+		s.TopicsExclude += " (and " + c.DestAlias + c.Separator + "* from the destination)"
 	}
 	if len(c.TopicMapping) > 0 {
 		s.TopicMapping = c.TopicMapping
@@ -442,6 +467,9 @@ func (c *compiled) selected(topic string, internal bool) (dst string, ok bool) {
 	if c.exclude != nil && c.exclude.MatchString(topic) {
 		return "", false
 	}
+	if c.DestAlias != "" && strings.HasPrefix(topic, c.DestAlias+c.Separator) {
+		return "", false // came from the destination: never back (cycle)
+	}
 	if d, ok := c.TopicMapping[topic]; ok {
 		return d, true
 	}
@@ -449,7 +477,7 @@ func (c *compiled) selected(topic string, internal bool) (dst string, ok bool) {
 		return "", false
 	}
 	if c.Naming == NamingPrefix {
-		return c.SourceAlias + "." + topic, true
+		return c.SourceAlias + c.Separator + topic, true
 	}
 	return topic, true
 }

@@ -134,3 +134,27 @@ func TestMaxInflightSplit(t *testing.T) {
 		t.Errorf("64MiB over 512 shards resolved later: %v, want a ConfigError for MaxInflightBytes", err)
 	}
 }
+
+// TestCycleRuleNeverCopiesBack proves MirrorMaker 2's cycle rule: with a
+// destination alias, a source topic that carries the destination's prefix
+// (it came from there) is never selected, while other remote topics and
+// local ones are, under the configured separator.
+func TestCycleRuleNeverCopiesBack(t *testing.T) {
+	c, err := Config{SourceBrokers: []string{"a:1"}, DestBrokers: []string{"b:1"}, Topics: ".*", Naming: NamingPrefix,
+		SourceAlias: "east", DestAlias: "west", Separator: "_"}.withDefaults().compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for topic, want := range map[string]string{"orders": "east_orders", "west_orders": "", "north_orders": "east_north_orders", "westward": "east_westward"} {
+		got, ok := c.selected(topic, false)
+		if want == "" && ok {
+			t.Errorf("%s selected as %s; it came from the destination west and must not go back", topic, got)
+		}
+		if want != "" && got != want {
+			t.Errorf("%s selected as %q (%v), want %q", topic, got, ok, want)
+		}
+	}
+	if _, err := (Config{SourceBrokers: []string{"a:1"}, DestBrokers: []string{"b:1"}, Topics: ".*", Naming: NamingPrefix, SourceAlias: "x", DestAlias: "x"}).withDefaults().compile(); err == nil {
+		t.Errorf("same alias for both clusters accepted")
+	}
+}

@@ -353,7 +353,7 @@ func (r *Replicator) checkLoops(topics kadm.TopicDetails) error {
 
 func loopExcludeHint(c *compiled, dst string) string {
 	if c.Naming == NamingPrefix {
-		return regexp.QuoteMeta(c.SourceAlias+".") + ".*"
+		return regexp.QuoteMeta(c.SourceAlias+c.Separator) + ".*"
 	}
 	return regexp.QuoteMeta(dst)
 }

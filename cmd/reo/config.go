@@ -169,6 +169,10 @@ var settingsTable = []setting{
 		set: func(c *settings, v string) error { c.cfg.Naming = replicator.Naming(v); return nil }},
 	{flag: "source-alias", env: "REO_SOURCE_ALIAS", usage: "prefix for --naming prefix", def: replicator.DefaultSourceAlias,
 		set: func(c *settings, v string) error { c.cfg.SourceAlias = v; return nil }},
+	{flag: "separator", env: "REO_SEPARATOR", usage: "joins the source alias and the topic under --naming prefix (MirrorMaker 2's replication.policy.separator)", def: ".",
+		set: stringSetting(func(c *settings) *string { return &c.cfg.Separator })},
+	{flag: "dest-alias", env: "REO_DEST_ALIAS", usage: "the destination cluster's alias: source topics named <dest-alias><separator>… came from it and are never copied back (MirrorMaker 2's cycle rule, for active-active pairs)",
+		set: stringSetting(func(c *settings) *string { return &c.cfg.DestAlias })},
 	{heading: "replication", flag: "name", env: "REO_NAME", usage: "replication name: names the group, transactional ids and reo's topics", def: replicator.DefaultName,
 		set: func(c *settings, v string) error { c.cfg.Name = v; return nil }},
 	{flag: "shards", env: "REO_SHARDS", usage: fmt.Sprintf("number of shards, fixed forever for a name; auto: the existing replication's count, %d for a new one", replicator.DefaultShards), def: "auto",
@@ -486,7 +490,8 @@ var configFields = map[string]string{
 	"Shards": "shards", "InstanceID": "instance-id", "CommitInterval": "commit-interval", "CommitLinger": "commit-linger",
 	"TransactionTimeout": "transaction-timeout", "SessionTimeout": "session-timeout",
 	"TopicRefreshInterval": "topic-refresh-interval",
-	"Groups":               "groups", "GroupsExclude": "groups-exclude", "GroupSyncInterval": "sync-group-offsets-interval",
+	"Separator":            "separator", "DestAlias": "dest-alias",
+	"Groups": "groups", "GroupsExclude": "groups-exclude", "GroupSyncInterval": "sync-group-offsets-interval",
 	"NoGroupSync": "sync-group-offsets", "ProgressInterval": "progress-interval", "ResyncChangedTopics": "resync-changed-topics",
 	// The engine derives these from reo's settings.
 	"FencedRetryDelay": "session-timeout", // twice the session timeout
