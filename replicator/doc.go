@@ -93,12 +93,16 @@
 // replication made before identities: all of another cluster means it is
 // someone else's); a start from another source cluster is refused
 // (ReplicationIdentityError). Instances that run together must select and
-// name the same way: the ownership group's protocol name is
-// "reo-settings-<fingerprint of the selection and naming>", so the group
-// coordinator itself refuses a member with other settings
-// (INCONSISTENT_GROUP_PROTOCOL), which becomes a SettingsConflictError
-// once it outlasts a session timeout. The settings of each fingerprint are
-// recorded next to the identity, so the error names both sides.
+// name the same way: each announces a fingerprint of its selection and
+// naming in its ownership group client id ("reo-<name>/settings-<fp>"),
+// and checks the group's members before joining and before its first
+// shard starts; another fingerprint, or an earlier reo, is a
+// SettingsConflictError once it outlasts a session timeout. The settings
+// of each fingerprint are recorded next to the identity, so the error
+// names both sides. (A custom group protocol name would do the check in
+// the coordinator, but kgo then skips the assignment when a static leader
+// rejoins, KIP-814, and shards of departed members stay unowned: a drawn
+// scenario caught that.)
 //
 // # Fencing
 //

@@ -187,14 +187,14 @@ type SettingsConflictError struct {
 	Name   string
 	Ours   Settings
 	Theirs *Settings // nil when the running instances' settings are not recorded
-	// OlderVersion is the group protocol of running instances of a reo
-	// version without settings fingerprints ("cooperative-sticky").
+	// OlderVersion is the client id of a running instance of a reo
+	// version without settings fingerprints.
 	OlderVersion string
 }
 
 func (e *SettingsConflictError) Error() string {
 	if e.OlderVersion != "" {
-		return fmt.Sprintf("instances of an earlier reo version run replication %q (group protocol %s): stop every one of them before starting this version (it writes checkpoints they cannot read)", e.Name, e.OlderVersion)
+		return fmt.Sprintf("instances of an earlier reo version run replication %q (group member client id %s): stop every one of them before starting this version (it writes checkpoints they cannot read)", e.Name, e.OlderVersion)
 	}
 	theirs := "different ones (not recorded)"
 	if e.Theirs != nil {

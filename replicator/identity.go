@@ -162,47 +162,84 @@ func (r *Replicator) writeMeta(ctx context.Context, recs ...*kgo.Record) error {
 	return nil
 }
 
-// settingsBalancer is the cooperative-sticky balancer under a protocol
-// name that carries the instance's settings fingerprint. The group
-// coordinator refuses a member whose protocols have nothing in common with
-// the group's (INCONSISTENT_GROUP_PROTOCOL), so two instances of one
-// replication with different selection or naming can never share shards.
-type settingsBalancer struct {
-	kgo.GroupBalancer
-	name string
+// Instances that run together must select and name topics the same way.
+// Each announces a fingerprint of its settings in the client id of its
+// ownership group client ("reo-<name>/settings-<fingerprint>"), which the
+// group coordinator lists for every member (DescribeGroups). An instance
+// checks the members before it joins and again at its first assignment,
+// before it starts any shard; a member with another fingerprint, or a
+// member of an earlier reo (client id "reo-<name>"), is a conflict.
+//
+// The group protocol itself stays the standard cooperative-sticky: a custom
+// protocol name would make kgo skip the assignment when a static leader
+// rejoins (KIP-814), leaving the shards of departed members unowned.
+
+// settingsClientID is the ownership group client's id.
+func (r *Replicator) settingsClientID() string {
+	return "reo-" + r.cfg.Name + settingsMark + r.settings.fingerprint()
 }
 
-func (b settingsBalancer) ProtocolName() string { return b.name }
+const settingsMark = "/settings-"
 
-// protocolPrefix starts the group protocol name of every reo instance.
-const protocolPrefix = "reo-settings-"
-
-// settingsConflict builds the error for a refused join: what the running
-// instances use (from the group's protocol and the recorded settings)
-// against ours.
-func (r *Replicator) settingsConflict(ctx context.Context) error {
-	e := &SettingsConflictError{Name: r.cfg.Name, Ours: r.settings}
+// checkMembers describes the ownership group and returns a
+// *SettingsConflictError when a live member has other settings, or is an
+// earlier reo. Members of this instance's own settings are fine.
+func (r *Replicator) checkMembers(ctx context.Context) error {
 	gs, err := r.dstAdm.DescribeGroups(ctx, r.cfg.groupID())
 	if err != nil {
-		return e
+		return fmt.Errorf("describe ownership group %s: %w", r.cfg.groupID(), err)
 	}
 	g, ok := gs[r.cfg.groupID()]
-	if ok && g.Protocol != "" && !strings.HasPrefix(g.Protocol, protocolPrefix) {
-		e.OlderVersion = g.Protocol
-		return e
+	if !ok || g.Err != nil {
+		return nil // no group yet
 	}
-	if !ok || !strings.HasPrefix(g.Protocol, protocolPrefix) {
-		return e
-	}
-	fp := strings.TrimPrefix(g.Protocol, protocolPrefix)
-	if s, ok := r.knownSettings[fp]; ok {
-		e.Theirs = &s
-		return e
-	}
-	if m, err := r.readMeta(ctx); err == nil {
-		if s, ok := m.settings[fp]; ok {
-			e.Theirs = &s
+	ours := r.settings.fingerprint()
+	for _, m := range g.Members {
+		fp, isReo := strings.CutPrefix(m.ClientID, "reo-"+r.cfg.Name+settingsMark)
+		switch {
+		case isReo && fp == ours:
+		case isReo:
+			e := &SettingsConflictError{Name: r.cfg.Name, Ours: r.settings}
+			if st, ok := r.knownSettings[fp]; ok {
+				e.Theirs = &st
+			} else if m, err := r.readMeta(ctx); err == nil {
+				if st, ok := m.settings[fp]; ok {
+					e.Theirs = &st
+				}
+			}
+			return e
+		case m.ClientID == "reo-"+r.cfg.Name:
+			return &SettingsConflictError{Name: r.cfg.Name, Ours: r.settings, OlderVersion: m.ClientID}
 		}
 	}
-	return e
+	return nil
+}
+
+// waitMembers runs checkMembers until no conflict is left or the conflict
+// outlasts a session timeout (plus 5 s): a static member stopped a moment
+// ago, or one restarted with new settings, stays listed until then.
+func (r *Replicator) waitMembers(ctx context.Context) error {
+	deadline := time.Now().Add(r.cfg.SessionTimeout + 5*time.Second)
+	for {
+		err := r.checkMembers(ctx)
+		var sc *SettingsConflictError
+		if !errors.As(err, &sc) {
+			r.groupTrouble.Store(nil)
+			if err != nil {
+				r.log.Warn("checking the ownership group's members", "err", err)
+			}
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return err
+		}
+		why := "waiting for the ownership group: " + err.Error()
+		r.groupTrouble.Store(&why)
+		r.log.Warn("ownership group has members with other settings; waiting a session timeout in case they are gone", "err", err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
 }

@@ -595,7 +595,7 @@ func TestDestinationWipedWhileRunning(t *testing.T) {
 }
 
 // TestOlderVersionInstanceRefused proves that an instance of an earlier reo
-// (group protocol cooperative-sticky, no settings fingerprint) still in the
+// (group client id "reo-<name>", no settings fingerprint) still in the
 // ownership group makes a new instance stop with an error that says to stop
 // the old ones first, rather than sharing shards with a reo that cannot read
 // its checkpoints.
@@ -604,7 +604,7 @@ func TestOlderVersionInstanceRefused(t *testing.T) {
 	dst := newCluster(t, "dst", 1)
 	cfg := testConfig(src, dst, "orders")
 	createTopic(t, dst, "__reo-t-control", int32(cfg.Shards), nil)
-	old := client(t, dst, kgo.ConsumerGroup("reo-t"), kgo.ConsumeTopics("__reo-t-control"),
+	old := client(t, dst, kgo.ConsumerGroup("reo-t"), kgo.ConsumeTopics("__reo-t-control"), kgo.ClientID("reo-t"),
 		kgo.Balancers(kgo.CooperativeStickyBalancer()), kgo.SessionTimeout(6*time.Second))
 	waitFor(t, 20*time.Second, func() string {
 		pctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
@@ -632,7 +632,7 @@ func TestOlderVersionInstanceRefused(t *testing.T) {
 	}()
 	err := start(t, cfg).waitErr(t, 40*time.Second)
 	var sc *SettingsConflictError
-	if !errors.As(err, &sc) || sc.OlderVersion != "cooperative-sticky" || !strings.Contains(err.Error(), "earlier reo version") {
+	if !errors.As(err, &sc) || sc.OlderVersion != "reo-t" || !strings.Contains(err.Error(), "earlier reo version") {
 		t.Fatalf("Run returned %v, want a *SettingsConflictError about an earlier reo version", err)
 	}
 }

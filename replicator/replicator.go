@@ -77,6 +77,9 @@ type Replicator struct {
 	connectTrouble atomic.Pointer[string]
 	// groupTrouble is why the ownership group cannot be joined, "" if none.
 	groupTrouble atomic.Pointer[string]
+	// membersChecked: the group's members were checked at the first
+	// assignment (checkMembers).
+	membersChecked atomic.Bool
 
 	// planMu guards plan and planCh. planCh is closed when plan is replaced.
 	planMu sync.Mutex
@@ -188,6 +191,14 @@ func (r *Replicator) Run(ctx context.Context) (err error) {
 		bg.Go(func() { r.groupSyncLoop(runCtx) })
 	}
 
+	if err := r.waitMembers(runCtx); err != nil {
+		cancel()
+		bg.Wait()
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
 	grp, err := r.joinGroup()
 	if err != nil {
 		cancel()
@@ -195,32 +206,13 @@ func (r *Replicator) Run(ctx context.Context) (err error) {
 		return err
 	}
 	bg.Go(func() {
-		var conflictSince time.Time
 		for runCtx.Err() == nil {
 			// The control topic has no records; polling keeps the
 			// client's group machinery moving and surfaces errors.
 			fs := grp.PollFetches(runCtx)
-			conflict := false
 			fs.EachError(func(t string, p int32, err error) {
 				switch {
 				case errors.Is(err, context.Canceled):
-				case errors.Is(err, kerr.InconsistentGroupProtocol):
-					// Running instances use other settings. A static
-					// member restarted with new settings meets its own
-					// old membership until the session times out, so
-					// the conflict must outlast that to be fatal.
-					conflict = true
-					if conflictSince.IsZero() {
-						conflictSince = time.Now()
-					}
-					cerr := r.settingsConflict(runCtx)
-					why := cerr.Error()
-					r.groupTrouble.Store(&why)
-					if time.Since(conflictSince) > r.cfg.SessionTimeout+5*time.Second {
-						r.fail(cerr)
-					} else {
-						r.log.Warn("ownership group refused this instance's settings; retrying until the session timeout in case the other members are gone", "err", cerr)
-					}
 				case isAuth(err):
 					r.fail(asAuth("destination", "joining group "+r.cfg.groupID(), err))
 				case errors.Is(err, kerr.FencedInstanceID):
@@ -231,10 +223,6 @@ func (r *Replicator) Run(ctx context.Context) (err error) {
 					r.log.Warn("ownership group", "err", err)
 				}
 			})
-			if !conflict && !conflictSince.IsZero() && r.joined.Load() {
-				conflictSince = time.Time{}
-				r.groupTrouble.Store(nil)
-			}
 		}
 	})
 
@@ -435,11 +423,25 @@ func (r *Replicator) joinGroup() (*kgo.Client, error) {
 	opts := []kgo.Opt{
 		kgo.ConsumerGroup(r.cfg.groupID()),
 		kgo.ConsumeTopics(control),
-		kgo.Balancers(settingsBalancer{kgo.CooperativeStickyBalancer(), protocolPrefix + r.settings.fingerprint()}),
+		kgo.Balancers(kgo.CooperativeStickyBalancer()),
+		kgo.ClientID(r.settingsClientID()),
 		kgo.DisableAutoCommit(),
 		kgo.SessionTimeout(r.cfg.SessionTimeout),
 		kgo.RebalanceTimeout(r.cfg.SessionTimeout + 10*time.Second),
-		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
+		kgo.OnPartitionsAssigned(func(ctx context.Context, _ *kgo.Client, m map[string][]int32) {
+			if !r.membersChecked.Load() {
+				// Before the first shard starts: a member with other
+				// settings that joined at the same moment.
+				cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+				err := r.checkMembers(cctx)
+				cancel()
+				var sc *SettingsConflictError
+				if errors.As(err, &sc) {
+					r.fail(err)
+					return
+				}
+				r.membersChecked.Store(true)
+			}
 			r.joined.Store(true)
 			r.startWorkers(m[control])
 		}),
