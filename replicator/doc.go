@@ -18,7 +18,7 @@
 //   - checkpoint.go: the checkpoint record encoding (and the identity and
 //     settings records that share the checkpoint topic), ShardOf.
 //   - identity.go: the replication's persisted identity (its source
-//     cluster), the settings fingerprint in the group protocol name.
+//     cluster), the settings fingerprint in the group client id.
 //   - health.go: Health (what /readyz serves), shard status, the progress
 //     line.
 //   - lag.go: reo_partition_lag_records from the checkpoint topic and the

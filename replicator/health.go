@@ -154,9 +154,22 @@ func (r *Replicator) Health() Health {
 	r.workersMu.Unlock()
 	slices.SortFunc(ws, func(a, b *shardWorker) int { return int(a.shard - b.shard) })
 	now, stall := time.Now(), r.stallAfter()
+	owned := make(map[int32]bool, len(ws))
 	for _, w := range ws {
+		owned[w.shard] = true
 		if why := w.status.reason(stall, now); why != "" {
 			add(w.shard, "", "shard "+strconv.Itoa(int(w.shard))+" "+why)
+		}
+	}
+	if r.joined.Load() {
+		stalled := r.stalledShards(owned, stall)
+		ks := make([]int32, 0, len(stalled))
+		for k := range stalled {
+			ks = append(ks, k)
+		}
+		slices.Sort(ks)
+		for _, k := range ks {
+			add(k, "", stalled[k])
 		}
 	}
 	return Health{Ready: len(rs) == 0, Reasons: rs}

@@ -2,6 +2,7 @@ package replicator
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -21,6 +22,10 @@ type lagBook struct {
 	next     map[tp]position
 	reported map[tp]bool // partitions with a lag series
 	total    int64
+	// lag and moved, per partition at the last refresh: its lag, and
+	// when its position last advanced (or it was first seen).
+	lag   map[tp]int64
+	moved map[tp]time.Time
 }
 
 // position is a committed next offset of one incarnation of a topic.
@@ -30,7 +35,7 @@ type position struct {
 }
 
 func newLagBook() *lagBook {
-	return &lagBook{next: make(map[tp]position), reported: make(map[tp]bool)}
+	return &lagBook{next: make(map[tp]position), reported: make(map[tp]bool), lag: make(map[tp]int64), moved: make(map[tp]time.Time)}
 }
 
 // position records a committed next offset of p; the larger one wins for
@@ -41,6 +46,7 @@ func (r *Replicator) position(p tp, srcID string, next int64) {
 	defer b.mu.Unlock()
 	if old, ok := b.next[p]; !ok || old.srcID != srcID || next > old.next {
 		b.next[p] = position{next: next, srcID: srcID}
+		b.moved[p] = time.Now()
 	}
 }
 
@@ -139,10 +145,16 @@ func (r *Replicator) refreshLag(ctx context.Context, p *plan) {
 		total += n
 		now[q] = true
 		lags = append(lags, lag{q, n})
+		b.lag[q] = n
+		if _, ok := b.moved[q]; !ok {
+			b.moved[q] = time.Now()
+		}
 	}
 	for q := range b.reported {
 		if !now[q] {
 			gone = append(gone, q)
+			delete(b.lag, q)
+			delete(b.moved, q)
 		}
 	}
 	b.reported, b.total = now, total
@@ -160,4 +172,35 @@ func (r *Replicator) totalLag() int64 {
 	r.lags.mu.Lock()
 	defer r.lags.mu.Unlock()
 	return r.lags.total
+}
+
+// stalledShards returns, for shards this instance does not own, why each
+// one that is behind has not moved: some partition of it has lag and its
+// committed position has not advanced for longer than a session timeout
+// plus the stall limit. That is a shard no instance copies (its owner died
+// and no one took it, or the group left it unassigned) or whose owner is
+// stuck; its own owner would report it too, if there is one.
+func (r *Replicator) stalledShards(owned map[int32]bool, stall time.Duration) map[int32]string {
+	b := r.lags
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	limit := stall + r.cfg.SessionTimeout
+	now := time.Now()
+	out := make(map[int32]string)
+	behind := make(map[int32]int64)
+	oldest := make(map[int32]time.Duration)
+	for p, n := range b.lag {
+		k := ShardOf(p.topic, p.partition, r.cfg.Shards)
+		if owned[k] || n == 0 {
+			continue
+		}
+		if d := now.Sub(b.moved[p]); d > limit {
+			behind[k] += n
+			oldest[k] = max(oldest[k], d)
+		}
+	}
+	for k, n := range behind {
+		out[k] = fmt.Sprintf("shard %d is %d records behind and its checkpoints have not moved for %v: no instance is copying it, or its owner is stuck", k, n, oldest[k].Round(time.Second))
+	}
+	return out
 }

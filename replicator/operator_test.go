@@ -657,3 +657,40 @@ func TestLagZeroWhenLogEndsWithMarkers(t *testing.T) {
 		return ""
 	})
 }
+
+// TestUnownedStalledShardIsReported proves the safety net for a shard that
+// no instance copies (or whose owner is stuck) while it is behind: every
+// instance sees from the checkpoint topic that its position has not moved
+// for longer than a session timeout plus the stall limit, and Health names
+// it; a shard this instance owns, or one that is caught up, is not named
+// by this check.
+func TestUnownedStalledShardIsReported(t *testing.T) {
+	r, err := New(Config{SourceBrokers: []string{"a:1"}, DestBrokers: []string{"b:1"}, Topics: "t", Shards: 4, SessionTimeout: 6 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := time.Now().Add(-10 * time.Minute)
+	var stuck, mine, caughtUp tp
+	for p := int32(0); p < 64; p++ {
+		q := tp{"t", p}
+		switch ShardOf("t", p, 4) {
+		case 1:
+			stuck = q
+		case 2:
+			mine = q
+		case 3:
+			caughtUp = q
+		}
+	}
+	r.lags.lag[stuck], r.lags.moved[stuck] = 40, long
+	r.lags.lag[mine], r.lags.moved[mine] = 40, long
+	r.lags.lag[caughtUp], r.lags.moved[caughtUp] = 0, long
+	got := r.stalledShards(map[int32]bool{2: true}, 30*time.Second)
+	if len(got) != 1 || !strings.Contains(got[1], "shard 1 is 40 records behind") {
+		t.Fatalf("stalled shards %v, want only shard 1, 40 records behind", got)
+	}
+	r.lags.moved[stuck] = time.Now()
+	if got := r.stalledShards(map[int32]bool{2: true}, 30*time.Second); len(got) != 0 {
+		t.Fatalf("a shard whose position just moved is reported stalled: %v", got)
+	}
+}
