@@ -39,6 +39,7 @@ type local struct {
 	reaper  *reaper
 	nodes   []*node // index i holds node id i+1
 	spec    Spec
+	sec     *SecureListener // an extra TLS/SASL listener (security.go), or nil
 	closeMu sync.Mutex
 	closed  bool
 }
@@ -49,6 +50,7 @@ type node struct {
 	id                     int32
 	dir                    string
 	client, internal, ctrl int
+	secure                 int // the SECURE listener's port (security.go), 0 without one
 	link                   *Link
 	mu                     sync.Mutex // guards cmd and exited
 	cmd                    *exec.Cmd
@@ -65,6 +67,12 @@ func (n *node) clientAddr() string {
 }
 
 func startLocal(ctx context.Context, spec Spec) (c Cluster, err error) {
+	return startLocalWith(ctx, spec, nil)
+}
+
+// startLocalWith is startLocal with an optional SECURE listener
+// (security.go).
+func startLocalWith(ctx context.Context, spec Spec, sec *SecureListener) (c Cluster, err error) {
 	java, err := findJava(ctx)
 	if err != nil {
 		return nil, err
@@ -77,7 +85,7 @@ func startLocal(ctx context.Context, spec Spec) (c Cluster, err error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &local{name: spec.Name, root: root, java: java, libs: libs, spec: spec}
+	l := &local{name: spec.Name, root: root, java: java, libs: libs, spec: spec, sec: sec}
 	if l.reaper, err = startReaper(root); err != nil {
 		os.RemoveAll(root)
 		return nil, err
@@ -156,39 +164,18 @@ func newClusterID() (string, error) {
 
 func (l *local) writeConfig(n *node, spec Spec) error {
 	nb := len(l.nodes)
-	minISR := min(2, nb)
 	var voters []string
 	for _, o := range l.nodes {
 		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", o.id, o.ctrl))
 	}
-	props := map[string]string{
-		"process.roles":                                               "broker,controller",
-		"node.id":                                                     strconv.Itoa(int(n.id)),
-		"controller.quorum.voters":                                    strings.Join(voters, ","),
-		"listeners":                                                   fmt.Sprintf("CLIENT://127.0.0.1:%d,INTERNAL://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", n.client, n.internal, n.ctrl),
-		"advertised.listeners":                                        fmt.Sprintf("CLIENT://%s,INTERNAL://127.0.0.1:%d", n.clientAddr(), n.internal),
-		"listener.security.protocol.map":                              "CLIENT:PLAINTEXT,INTERNAL:PLAINTEXT,CONTROLLER:PLAINTEXT",
-		"inter.broker.listener.name":                                  "INTERNAL",
-		"controller.listener.names":                                   "CONTROLLER",
-		"log.dirs":                                                    filepath.Join(n.dir, "data"),
-		"num.partitions":                                              "1",
-		"default.replication.factor":                                  strconv.Itoa(nb),
-		"min.insync.replicas":                                         strconv.Itoa(minISR),
-		"offsets.topic.replication.factor":                            strconv.Itoa(nb),
-		"offsets.topic.num.partitions":                                "5",
-		"transaction.state.log.replication.factor":                    strconv.Itoa(nb),
-		"transaction.state.log.min.isr":                               strconv.Itoa(minISR),
-		"transaction.state.log.num.partitions":                        "5",
-		"share.coordinator.state.topic.replication.factor":            strconv.Itoa(nb),
-		"share.coordinator.state.topic.min.isr":                       strconv.Itoa(minISR),
-		"group.initial.rebalance.delay.ms":                            "0",
-		"group.min.session.timeout.ms":                                "1000",
-		"auto.create.topics.enable":                                   "false",
-		"unclean.leader.election.enable":                              "false",
-		"broker.heartbeat.interval.ms":                                "500",
-		"broker.session.timeout.ms":                                   "4000",
-		"transaction.abort.timed.out.transaction.cleanup.interval.ms": "1000",
-		"log.segment.bytes":                                           strconv.Itoa(64 << 20),
+	props := brokerProps(nb)
+	props["node.id"] = strconv.Itoa(int(n.id))
+	props["controller.quorum.voters"] = strings.Join(voters, ",")
+	props["listeners"] = fmt.Sprintf("CLIENT://127.0.0.1:%d,INTERNAL://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", n.client, n.internal, n.ctrl)
+	props["advertised.listeners"] = fmt.Sprintf("CLIENT://%s,INTERNAL://127.0.0.1:%d", n.clientAddr(), n.internal)
+	props["log.dirs"] = filepath.Join(n.dir, "data")
+	if err := l.addSecureListener(n, props); err != nil {
+		return err
 	}
 	for k, v := range spec.Props {
 		props[k] = strings.ReplaceAll(v, "${BROKER_DIR}", n.dir)
@@ -214,6 +201,41 @@ logger.request.level=WARN
 		return fmt.Errorf("write broker %d log config: %w", n.id, err)
 	}
 	return nil
+}
+
+// brokerProps are the settings every real test broker shares (local JVMs
+// and containers): KRaft broker+controller nodes whose client listener is
+// "CLIENT" and inter-broker listener "INTERNAL"; with nb brokers every
+// topic, the internal ones included, has nb replicas and
+// min.insync.replicas=min(2, nb); short timeouts so that failures are
+// noticed within seconds. Callers add node.id, the quorum voters, the
+// listeners and log.dirs.
+func brokerProps(nb int) map[string]string {
+	minISR := strconv.Itoa(min(2, nb))
+	return map[string]string{
+		"process.roles":                                               "broker,controller",
+		"listener.security.protocol.map":                              "CLIENT:PLAINTEXT,INTERNAL:PLAINTEXT,CONTROLLER:PLAINTEXT",
+		"inter.broker.listener.name":                                  "INTERNAL",
+		"controller.listener.names":                                   "CONTROLLER",
+		"num.partitions":                                              "1",
+		"default.replication.factor":                                  strconv.Itoa(nb),
+		"min.insync.replicas":                                         minISR,
+		"offsets.topic.replication.factor":                            strconv.Itoa(nb),
+		"offsets.topic.num.partitions":                                "5",
+		"transaction.state.log.replication.factor":                    strconv.Itoa(nb),
+		"transaction.state.log.min.isr":                               minISR,
+		"transaction.state.log.num.partitions":                        "5",
+		"share.coordinator.state.topic.replication.factor":            strconv.Itoa(nb),
+		"share.coordinator.state.topic.min.isr":                       minISR,
+		"group.initial.rebalance.delay.ms":                            "0",
+		"group.min.session.timeout.ms":                                "1000",
+		"auto.create.topics.enable":                                   "false",
+		"unclean.leader.election.enable":                              "false",
+		"broker.heartbeat.interval.ms":                                "500",
+		"broker.session.timeout.ms":                                   "4000",
+		"transaction.abort.timed.out.transaction.cleanup.interval.ms": "1000",
+		"log.segment.bytes":                                           strconv.Itoa(64 << 20),
+	}
 }
 
 // FormatProperties renders a Java properties file, one key=value line per

@@ -70,6 +70,7 @@ type settings struct {
 	source, dest security
 
 	configFile  string
+	mm2File     string // --mm2-config: a MirrorMaker 2 properties file
 	printConfig bool
 	unknownEnv  []string // REO_* and KAFKA_CLUSTERS_* variables that are no setting (typos?)
 	// values and from record the effective raw value of each setting and
@@ -173,6 +174,8 @@ var settingsTable = []setting{
 		set: stringSetting(func(c *settings) *string { return &c.cfg.Separator })},
 	{flag: "dest-alias", env: "REO_DEST_ALIAS", usage: "the destination cluster's alias: source topics named <dest-alias><separator>… came from it and are never copied back (MirrorMaker 2's cycle rule, for active-active pairs)",
 		set: stringSetting(func(c *settings) *string { return &c.cfg.DestAlias })},
+	{flag: "mm2-config", env: "REO_MM2_CONFIG", usage: "a MirrorMaker 2 properties file (connect-mirror-maker.properties): run every flow it enables, each its own replication, in this process; the file then decides clusters, topics, naming, groups and security (see README)",
+		set: stringSetting(func(c *settings) *string { return &c.mm2File })},
 	{heading: "replication", flag: "name", env: "REO_NAME", usage: "replication name: names the group, transactional ids and reo's topics", def: replicator.DefaultName,
 		set: func(c *settings, v string) error { c.cfg.Name = v; return nil }},
 	{flag: "shards", env: "REO_SHARDS", usage: fmt.Sprintf("number of shards, fixed forever for a name; auto: the existing replication's count, %d for a new one", replicator.DefaultShards), def: "auto",
@@ -448,6 +451,11 @@ func parseSettings(args []string, env map[string]string, stderr io.Writer) (*set
 // imply: the topic mapping, the client options for TLS and SASL, and the
 // batch and fetch sizes of --max-inflight-bytes.
 func (c *settings) finish(env map[string]string) error {
+	if c.mm2File != "" {
+		// Clusters, topics, naming and security come from the file,
+		// flow by flow (mm2.go); only reo's own settings apply here.
+		return c.checkMM2Conflicts()
+	}
 	for _, side := range []struct {
 		prefix, env string
 	}{{"source", "REO_SOURCE"}, {"dest", "REO_DEST"}} {

@@ -109,6 +109,13 @@ func yamlError(err error) string {
 	return fmt.Sprintf("line %d: %s", line, m[2])
 }
 
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
 func kindName(k yaml.Kind) string {
 	switch k {
 	case yaml.SequenceNode:
@@ -126,9 +133,18 @@ func kindName(k yaml.Kind) string {
 // each value commented with where it came from. Secrets are omitted; a
 // comment says when one is set.
 func (c *settings) writeConfig(w io.Writer) error {
+	return c.writeConfigSkipping(w, nil)
+}
+
+// writeConfigSkipping is writeConfig without the settings skip names
+// (flag names, or environment variables of environment-only settings).
+func (c *settings) writeConfigSkipping(w io.Writer, skip func(key string) bool) error {
 	root := &yaml.Node{Kind: yaml.MappingNode}
 	var notes []string
 	for _, s := range settingsTable {
+		if skip != nil && skip(cmpOr(s.flag, s.env)) {
+			continue
+		}
 		if s.flag == "" {
 			if from, ok := c.from[s.env]; ok {
 				notes = append(notes, fmt.Sprintf("%s is set (%s; not shown)", s.env, from))
@@ -147,7 +163,9 @@ func (c *settings) writeConfig(w io.Writer) error {
 		root.FootComment = strings.Join(notes, "\n")
 	}
 	doc := &yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{root}}
-	if c.configFile != "" {
+	if skip != nil {
+		doc.HeadComment = "reo's own settings (the MirrorMaker 2 file decides the rest, flow by flow, below)"
+	} else if c.configFile != "" {
 		doc.HeadComment = "effective configuration (config file " + c.configFile + ")"
 	} else {
 		doc.HeadComment = "effective configuration"

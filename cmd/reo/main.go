@@ -140,6 +140,9 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "reo: invalid configuration: %v\n", err)
 		return 2
 	}
+	if s.mm2File != "" {
+		return runMM2(ctx, s, env, stdout, stderr)
+	}
 	if s.printConfig {
 		// stdout is the config file; the warning reo would log at
 		// start goes to stderr.
@@ -153,13 +156,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 		return 0
 	}
 
-	hopts := &slog.HandlerOptions{Level: s.logLevel}
-	var h slog.Handler = slog.NewTextHandler(stderr, hopts)
-	if s.logFormat == "json" {
-		h = slog.NewJSONHandler(stderr, hopts)
-	}
-	log := slog.New(h)
-
+	log := s.logger(stderr)
 	if len(s.unknownEnv) > 0 {
 		log.Warn(unknownEnvWarning, "names", strings.Join(s.unknownEnv, ","))
 	}
@@ -172,32 +169,19 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 		}
 	}
 
-	reg := prometheus.NewRegistry()
-	buildInfo := prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "reo_build_info", Help: "Always 1; the labels say which reo build is running.",
-	}, []string{"version", "goversion"})
-	buildInfo.WithLabelValues(versionString(), runtime.Version()).Set(1)
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildInfo)
+	reg := newRegistry()
 	r, err := replicator.New(s.cfg, replicator.WithLogger(log), replicator.WithRegisterer(reg))
 	if err != nil {
 		fmt.Fprintf(stderr, "reo: %v\n", err)
 		return 1
 	}
-
 	if s.metricsAddr != "" {
-		ln, err := net.Listen("tcp", s.metricsAddr)
+		stopOps, err := serveOps(s, log, opsHandler(reg, r.Health, s.pprof))
 		if err != nil {
-			fmt.Fprintf(stderr, "reo: --metrics-addr %s: %v\n", s.metricsAddr, err)
+			fmt.Fprintf(stderr, "reo: %v\n", err)
 			return 2
 		}
-		srv := &http.Server{Handler: opsHandler(reg, r.Health, s.pprof), ReadHeaderTimeout: 5 * time.Second}
-		go func() { _ = srv.Serve(ln) }()
-		defer func() {
-			sctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			defer cancel()
-			_ = srv.Shutdown(sctx)
-		}()
-		log.Info("serving metrics", "addr", ln.Addr().String())
+		defer stopOps()
 	}
 
 	log.Info("starting", "version", versionString(), "source", s.cfg.SourceBrokers, "destination", s.cfg.DestBrokers)
@@ -217,6 +201,44 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 	return 0
 }
 
+// logger is the process's logger, per --log-level and --log-format.
+func (s *settings) logger(stderr io.Writer) *slog.Logger {
+	hopts := &slog.HandlerOptions{Level: s.logLevel}
+	var h slog.Handler = slog.NewTextHandler(stderr, hopts)
+	if s.logFormat == "json" {
+		h = slog.NewJSONHandler(stderr, hopts)
+	}
+	return slog.New(h)
+}
+
+// newRegistry is the process's Prometheus registry: reo_build_info and the
+// Go and process collectors.
+func newRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	buildInfo := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "reo_build_info", Help: "Always 1; the labels say which reo build is running.",
+	}, []string{"version", "goversion"})
+	buildInfo.WithLabelValues(versionString(), runtime.Version()).Set(1)
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildInfo)
+	return reg
+}
+
+// serveOps serves h on --metrics-addr; the returned function stops it.
+func serveOps(s *settings, log *slog.Logger, h http.Handler) (func(), error) {
+	ln, err := net.Listen("tcp", s.metricsAddr)
+	if err != nil {
+		return nil, fmt.Errorf("--metrics-addr %s: %v", s.metricsAddr, err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	log.Info("serving metrics", "addr", ln.Addr().String())
+	return func() {
+		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}, nil
+}
+
 // opsHandler serves /metrics, /healthz (the process is up) and /readyz,
 // and with withPprof Go's profiles under /debug/pprof/. /readyz answers 200
 // only while the replicator is healthy (connected, in the ownership group,
@@ -224,6 +246,12 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 // up) and 503 otherwise; the body is the JSON of replicator.Health either
 // way, so it says why.
 func opsHandler(reg *prometheus.Registry, health func() replicator.Health, withPprof bool) http.Handler {
+	return opsHandlerFunc(reg, func() (bool, any) { h := health(); return h.Ready, h }, withPprof)
+}
+
+// opsHandlerFunc is opsHandler for any readiness: health returns whether
+// the process is ready and the JSON body of /readyz.
+func opsHandlerFunc(reg *prometheus.Registry, health func() (bool, any), withPprof bool) http.Handler {
 	mux := http.NewServeMux()
 	if withPprof {
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
@@ -237,14 +265,14 @@ func opsHandler(reg *prometheus.Registry, health func() replicator.Health, withP
 		fmt.Fprintln(w, "ok")
 	})
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-		h := health()
+		ready, body := health()
 		w.Header().Set("Content-Type", "application/json")
-		if !h.Ready {
+		if !ready {
 			w.WriteHeader(http.StatusServiceUnavailable)
 		}
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		_ = enc.Encode(h)
+		_ = enc.Encode(body)
 	})
 	return mux
 }

@@ -14,19 +14,20 @@ import (
 	"github.com/reo-kafka/reo/replicator"
 )
 
-const offsetsUsage = `usage: reo offsets --group GROUP [--topic TOPIC] [--json] [replicate settings]
+const offsetsUsage = `usage: reo offsets --group GROUP [--topic TOPIC] [--json] [--flow A->B] [replicate settings]
 
 Prints, per partition of the topics the replication copies, the group's
 committed offset on the source, the offset reo last committed for it on the
 destination, the source offset that was translated from and when. Takes the
 same cluster, topic and naming settings as reo replicate (flags, REO_* /
 KAFKA_CLUSTERS_* environment, --config), to reach both clusters and name
-the destination topics. It only reads.
+the destination topics. It only reads. With --mm2-config FILE, --flow A->B
+names the flow of the MirrorMaker 2 file (needed when it enables several).
 `
 
 // runOffsets is `reo offsets`.
 func runOffsets(ctx context.Context, args []string, env map[string]string, stdout, stderr io.Writer) int {
-	var group, topic string
+	var group, topic, flow string
 	asJSON := false
 	var rest []string
 	for i := 0; i < len(args); i++ {
@@ -47,13 +48,15 @@ func runOffsets(ctx context.Context, args []string, env map[string]string, stdou
 			return "", false
 		}
 		switch name {
-		case "group", "topic":
+		case "group", "topic", "flow":
 			v, ok := take()
 			if !ok || v == "" {
 				fmt.Fprintf(stderr, "reo offsets: --%s needs a value\n%s", name, offsetsUsage)
 				return 2
 			}
-			if name == "group" {
+			if name == "flow" {
+				flow = v
+			} else if name == "group" {
 				group = v
 			} else {
 				topic = v
@@ -79,9 +82,14 @@ func runOffsets(ctx context.Context, args []string, env map[string]string, stdou
 		fmt.Fprintf(stderr, "reo: invalid configuration: %v\n", err)
 		return 2
 	}
+	cfg, err := offsetsFlow(s, env, flow)
+	if err != nil {
+		fmt.Fprintf(stderr, "reo: invalid configuration: %v\n", err)
+		return 2
+	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	offs, err := replicator.GroupOffsets(ctx, s.cfg, group, topic)
+	offs, err := replicator.GroupOffsets(ctx, cfg, group, topic)
 	if err != nil {
 		var ce *replicator.ConfigError
 		if errors.As(err, &ce) {
@@ -121,4 +129,30 @@ func runOffsets(ctx context.Context, args []string, env map[string]string, stdou
 	}
 	_ = tw.Flush()
 	return 0
+}
+
+// offsetsFlow is the replication reo offsets reads: the settings', or one
+// flow of a MirrorMaker 2 file.
+func offsetsFlow(s *settings, env map[string]string, flow string) (replicator.Config, error) {
+	if s.mm2File == "" {
+		if flow != "" {
+			return replicator.Config{}, fmt.Errorf("--flow %s names a flow of a MirrorMaker 2 file: give the file with --mm2-config", flow)
+		}
+		return s.cfg, nil
+	}
+	mc, err := loadMM2(s.mm2File, s.cfg, env)
+	if err != nil {
+		return replicator.Config{}, err
+	}
+	var labels []string
+	for _, f := range mc.flows {
+		if f.label == flow || (flow == "" && len(mc.flows) == 1) {
+			return f.cfg, nil
+		}
+		labels = append(labels, f.label)
+	}
+	if flow == "" {
+		return replicator.Config{}, fmt.Errorf("%s enables %d flows (%s): name one with --flow", s.mm2File, len(labels), strings.Join(labels, ", "))
+	}
+	return replicator.Config{}, fmt.Errorf("--flow %s: %s enables no such flow (it enables %s)", flow, s.mm2File, strings.Join(labels, ", "))
 }

@@ -27,6 +27,16 @@ type security struct {
 	saslPassword       string // from the environment
 	saslPasswordFile   string
 	passwordFromEnvVar string // which variable held saslPassword, for messages
+
+	// Set by the MirrorMaker 2 import (mm2.go), which reads JKS, PKCS12
+	// and PEM stores itself: the trusted CAs and the client certificate,
+	// already loaded; host names not checked
+	// (ssl.endpoint.identification.algorithm empty); the lowest TLS
+	// version (0: TLS 1.2).
+	rootCAs         *x509.CertPool
+	clientCert      *tls.Certificate
+	noHostnameCheck bool
+	tlsMinVersion   uint16
 }
 
 // SASL mechanisms reo supports.
@@ -102,7 +112,18 @@ func (s *security) opts(side, env string) ([]kgo.Opt, error) {
 	}
 	var opts []kgo.Opt
 	if s.tls || s.tlsCA != "" || s.tlsCert != "" || s.tlsKey != "" || s.tlsServerName != "" || s.tlsInsecure {
-		cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: s.tlsServerName, InsecureSkipVerify: s.tlsInsecure} //nolint:gosec // only with the explicit flag
+		cfg := &tls.Config{MinVersion: max(tls.VersionTLS12, s.tlsMinVersion), ServerName: s.tlsServerName, InsecureSkipVerify: s.tlsInsecure} //nolint:gosec // only with the explicit flag
+		cfg.RootCAs = s.rootCAs
+		if s.clientCert != nil {
+			cfg.Certificates = []tls.Certificate{*s.clientCert}
+		}
+		if s.noHostnameCheck && !s.tlsInsecure {
+			// The chain is still verified against the CAs; only the
+			// host name is not (Kafka's empty
+			// ssl.endpoint.identification.algorithm).
+			cfg.InsecureSkipVerify = true //nolint:gosec // verified below
+			cfg.VerifyConnection = verifyChainOnly(s.rootCAs)
+		}
 		if s.tlsCA != "" {
 			pem, err := os.ReadFile(s.tlsCA)
 			if err != nil {
@@ -157,6 +178,22 @@ func (s *security) opts(side, env string) ([]kgo.Opt, error) {
 		m = scram.Auth{User: s.saslUsername, Pass: s.saslPassword}.AsSha512Mechanism()
 	}
 	return append(opts, kgo.SASL(m)), nil
+}
+
+// verifyChainOnly verifies a server's certificate chain against roots
+// (nil: the system roots) without checking its host name.
+func verifyChainOnly(roots *x509.CertPool) func(tls.ConnectionState) error {
+	return func(cs tls.ConnectionState) error {
+		if len(cs.PeerCertificates) == 0 {
+			return fmt.Errorf("the server sent no certificate")
+		}
+		inter := x509.NewCertPool()
+		for _, c := range cs.PeerCertificates[1:] {
+			inter.AddCert(c)
+		}
+		_, err := cs.PeerCertificates[0].Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter})
+		return err
+	}
 }
 
 // warnings lists what an operator should know about a cluster's security
