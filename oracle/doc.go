@@ -39,7 +39,7 @@
 // Verdict.String is the report for a person; the Verdict encodes to JSON
 // and [DecodeVerdict] reads it back.
 //
-// Kinds fall in three groups. The invariant: [KindLost], [KindDuplicated],
+// Check's kinds fall in three groups. The invariant: [KindLost], [KindDuplicated],
 // [KindReordered], [KindAbortedVisible], [KindPhantom], [KindCorrupted],
 // [KindWrongPartition]. The source cluster's faults, found first by
 // checking the source dump against the History, as etcd's robustness
@@ -47,7 +47,8 @@
 // [KindSourceAbortedVisible]. A source record that the source shows is
 // required in the destination even if the History says it was aborted:
 // the source's fault is reported once, on the source side. Checker
-// faults: [KindLagExceeded], [KindInvalidInput].
+// faults: [KindLagExceeded], [KindInvalidInput]. A fourth group, the
+// consumer view's, is CheckFailover's (below).
 //
 // # Two modes
 //
@@ -61,6 +62,21 @@
 // excerpts only Check draws) while the stream stays within its window;
 // beyond it the stream reports [KindLagExceeded] rather than grow. See
 // [Stream] for the exact contract.
+//
+// # Consumer view across a failover
+//
+// [CheckFailover] judges what one consumer group saw when it moved from
+// the source to the destination with the same group id ([Failover]: the
+// source's committed records, what the group processed on the source
+// before the failover with the offsets the replicator last synced for it,
+// and what it processed on the destination after moving; optionally the
+// destination dump and every synced offset seen). It names each committed
+// record skipped ([KindSkipped]), each record read again although the
+// group had committed it when the last sync ran ([KindRereadBeyondBound]),
+// each synced offset that is not the exact translation of its source
+// offset ([KindSyncInexact]) and each offset synced while the group had
+// members on the destination ([KindSyncedWhileActive]), and counts the
+// records seen twice against their bound ([FailoverVerdict]).
 //
 // Reordering is reported minimally: per partition, the records outside a
 // longest increasing subsequence of source positions (see order.go), so

@@ -33,6 +33,16 @@ const (
 	KindSourceAbortedVisible Kind = "source-aborted-visible" // failed or aborted, visible in the source
 )
 
+// The kinds of the consumer view (CheckFailover): what a consumer group
+// that moved from the source to the destination saw, and the group
+// offsets a replicator synced for it.
+const (
+	KindSkipped           Kind = "skipped"             // committed in the source, never processed by the group across the failover
+	KindRereadBeyondBound Kind = "reread-beyond-bound" // processed again after the failover although committed on the source at the last sync
+	KindSyncInexact       Kind = "sync-inexact"        // a synced group offset that is not the exact translation of its source offset
+	KindSyncedWhileActive Kind = "synced-while-active" // committed to the group on the destination by the replicator while it had members there
+)
+
 // The kinds that say the check itself is incomplete.
 const (
 	KindLagExceeded  Kind = "lag-exceeded"  // streaming: a partition ran past its window; its records were not all checked
@@ -43,12 +53,19 @@ const (
 var Kinds = []Kind{
 	KindLost, KindDuplicated, KindReordered, KindAbortedVisible, KindPhantom, KindCorrupted, KindWrongPartition,
 	KindSourceLost, KindSourceAbortedVisible,
+	KindSkipped, KindRereadBeyondBound, KindSyncInexact, KindSyncedWhileActive,
 	KindLagExceeded, KindInvalidInput,
 }
 
 // SourceFault reports whether k is the source cluster's fault rather than
 // the replicator's.
 func (k Kind) SourceFault() bool { return k == KindSourceLost || k == KindSourceAbortedVisible }
+
+// ConsumerView reports whether k is one of CheckFailover's kinds about a
+// consumer group across a failover.
+func (k Kind) ConsumerView() bool {
+	return k == KindSkipped || k == KindRereadBeyondBound || k == KindSyncInexact || k == KindSyncedWhileActive
+}
 
 // CheckerFault reports whether k says the check could not be completed.
 func (k Kind) CheckerFault() bool { return k == KindLagExceeded || k == KindInvalidInput }
@@ -326,11 +343,15 @@ func (v Verdict) String() string {
 		name string
 		keep func(Kind) bool
 	}{
-		{"invariant", func(k Kind) bool { return !k.SourceFault() && !k.CheckerFault() }},
+		{"invariant", func(k Kind) bool { return !k.SourceFault() && !k.CheckerFault() && !k.ConsumerView() }},
 		{"source faults (the source cluster's, not the replicator's)", Kind.SourceFault},
+		{"consumer view", Kind.ConsumerView},
 		{"checker", Kind.CheckerFault},
 	}
 	for _, g := range groups {
+		if g.name == "consumer view" && v.Mode != "failover" {
+			continue
+		}
 		var parts []string
 		for _, k := range Kinds {
 			if c := v.Counts[k]; c > 0 && g.keep(k) {

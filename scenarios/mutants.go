@@ -38,3 +38,26 @@ func BuildReoNoIdentity(ctx context.Context, repoRoot, dir string) (string, erro
 	}
 	return bin, nil
 }
+
+// The build tags of reo's group offset sync mutants (replicator/mutant_*.go),
+// which the failover scenarios must catch: every synced offset one too far
+// (a failed-over consumer skips a record), one too short (it reads a
+// committed record again), and groups synced while they have members on
+// the destination.
+const (
+	TranslatePlus1Tag  = "reo_mutant_translate_plus1"
+	TranslateMinus1Tag = "reo_mutant_translate_minus1"
+	SyncActiveTag      = "reo_mutant_sync_active"
+)
+
+// BuildReoTagged compiles cmd/reo with the build tag tag into dir as
+// reo-<tag> and returns the binary's path.
+func BuildReoTagged(ctx context.Context, repoRoot, dir, tag string) (string, error) {
+	bin := filepath.Join(dir, "reo-"+tag)
+	cmd := exec.CommandContext(ctx, "go", "build", "-tags", tag, "-o", bin, "./cmd/reo")
+	cmd.Dir = repoRoot
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build ./cmd/reo -tags %s: %w\n%s", tag, err, out)
+	}
+	return bin, nil
+}
