@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -17,16 +18,33 @@ type metaRecords struct {
 	settings map[string]Settings  // by fingerprint, the last of each
 }
 
-// readMeta reads partition 0 of the checkpoint topic to its end.
+// readMeta reads partition 0 of the checkpoint topic to its end. Identity
+// and settings records are written outside transactions, so it reads
+// uncommitted to the high watermark and does not wait for open
+// transactions: after a SIGKILL, shard 0's checkpoint transaction stays
+// open until the transaction timeout, and a restart must not wait for it.
+// Checkpoint records (some perhaps aborted) are skipped by their kind.
 func (r *Replicator) readMeta(ctx context.Context) (*metaRecords, error) {
 	topic := r.cfg.checkpointTopic()
-	start, end, err := r.waitStable(ctx, topic, 0)
+	lookup := func(l kadm.ListedOffsets, err error) (int64, error) {
+		l, others := partialOffsets(l, err)
+		o, ok := l.Lookup(topic, 0)
+		if l == nil || !ok || o.Err != nil {
+			return 0, asAuth("destination", "listing offsets of "+topic, fmt.Errorf("list offsets of %s partition 0: %v %v", topic, o.Err, others))
+		}
+		return o.Offset, nil
+	}
+	end, err := lookup(r.dstAdm.ListEndOffsets(ctx, topic))
+	if err != nil {
+		return nil, err
+	}
+	start, err := lookup(r.dstAdm.ListStartOffsets(ctx, topic))
 	if err != nil {
 		return nil, err
 	}
 	m := &metaRecords{settings: make(map[string]Settings)}
 	var decErr error
-	err = r.readCommitted(ctx, map[tp]span{{topic, 0}: {start, end}}, func(rec *kgo.Record) bool {
+	err = r.readSpans(ctx, map[tp]span{{topic, 0}: {start, end}}, kgo.ReadUncommitted(), func(rec *kgo.Record) bool {
 		switch metaKind(rec.Key) {
 		case kindIdentity:
 			if m.identity != nil {

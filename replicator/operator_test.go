@@ -694,3 +694,37 @@ func TestUnownedStalledShardIsReported(t *testing.T) {
 		t.Fatalf("a shard whose position just moved is reported stalled: %v", got)
 	}
 }
+
+// TestStartNotBlockedByOpenTransactionOnPartitionZero proves that an
+// instance starts without waiting for a transaction left open on
+// checkpoint partition 0 (a shard 0 owner SIGKILLed mid-transaction keeps
+// it open until the transaction timeout): reading the replication's
+// identity does not wait for it, so the other shards copy at once.
+func TestStartNotBlockedByOpenTransactionOnPartitionZero(t *testing.T) {
+	src := newCluster(t, "src", 8, "orders")
+	dst := newCluster(t, "dst", 1)
+	cfg := testConfig(src, dst, "orders")
+	cfg.Shards = 2
+	run := start(t, cfg)
+	produceNumbered(t, src, "orders", "a", 16, 8)
+	waitFor(t, 30*time.Second, countIs(t, dst, "orders", 16))
+	run.stop(t)
+
+	dead := client(t, dst, kgo.TransactionalID("dead-owner"), kgo.TransactionTimeout(60*time.Second), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err := dead.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := dead.ProduceSync(context.Background(), &kgo.Record{Topic: "__reo-t-checkpoints", Partition: 0, Key: []byte(`{"v":1,"cluster":"x","topic":"y","partition":0}`), Value: []byte("{}")}).FirstErr(); err != nil {
+		t.Fatalf("open a transaction on checkpoint partition 0: %v", err)
+	}
+	// Records of shard 1's partitions only.
+	var inShard1 int
+	for p := int32(0); p < 8; p++ {
+		if ShardOf("orders", p, 2) == 1 {
+			writeRaw(t, src, "orders", p, []byte("k"), []byte(fmt.Sprint("b", p)))
+			inShard1++
+		}
+	}
+	start(t, cfg)
+	waitFor(t, 15*time.Second, countIs(t, dst, "orders", 16+inShard1))
+}

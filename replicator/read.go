@@ -94,6 +94,11 @@ type span struct{ start, end int64 }
 // transaction is either a data record or a marker, and both are returned.
 // That is how we know we are at the end without guessing.
 func (r *Replicator) readCommitted(ctx context.Context, spans map[tp]span, fn func(*kgo.Record) (stop bool)) error {
+	return r.readSpans(ctx, spans, kgo.ReadCommitted(), fn)
+}
+
+// readSpans is readCommitted with the isolation level given.
+func (r *Replicator) readSpans(ctx context.Context, spans map[tp]span, iso kgo.IsolationLevel, fn func(*kgo.Record) (stop bool)) error {
 	offsets := make(map[string]map[int32]kgo.Offset)
 	left := make(map[tp]int64)
 	for p, sp := range spans {
@@ -112,7 +117,7 @@ func (r *Replicator) readCommitted(ctx context.Context, spans map[tp]span, fn fu
 	}
 	cl, err := kgo.NewClient(r.dstOpts(
 		kgo.ConsumePartitions(offsets),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.FetchIsolationLevel(iso),
 		kgo.KeepControlRecords(),
 		kgo.FetchMaxWait(time.Second),
 	)...)
