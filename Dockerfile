@@ -5,12 +5,37 @@
 #   docker build --build-arg VERSION=$(git describe --tags --always) -t reo .
 #   docker run --rm reo --help            # the entrypoint is `reo replicate`
 #
+# Without an image registry (air-gapped runners, this project's machines),
+# the same file builds from a binary compiled on the host, on a base image
+# built locally: `make images` does it (deploy/images/build.sh):
+#
+#   CGO_ENABLED=0 go build -trimpath -o ctx/reo ./cmd/reo
+#   docker build -f Dockerfile --target prebuilt --build-arg RUNTIME_IMAGE=reo/base:bookworm -t reo:local ctx
+#
+# (the context then holds only the binary; the "prebuilt" target comes
+# before the Go stage so that even the classic builder never needs the Go
+# image for it).
+#
 # Configuration: environment variables (REO_*, KAFKA_CLUSTERS_*), flags
 # appended to `docker run`, or a YAML file (REO_CONFIG=/etc/reo/reo.yaml);
 # see cmd/reo/README.md. Serve /metrics, /healthz and /readyz with
 # REO_METRICS_ADDR=:9090 or `metrics-addr: ":9090"` in the config file. (The
 # image sets no REO_* default on purpose: environment beats the config file,
 # so an image default would silently override the file.)
+
+ARG RUNTIME_IMAGE=gcr.io/distroless/static-debian12:nonroot
+
+FROM ${RUNTIME_IMAGE} AS runtime
+# distroless "nonroot" is uid/gid 65532 (any base: the id needs no passwd entry).
+USER 65532:65532
+EXPOSE 9090
+# SIGTERM commits or aborts open transactions and exits 0 within 10 s.
+STOPSIGNAL SIGTERM
+ENTRYPOINT ["/usr/local/bin/reo", "replicate"]
+
+# A reo binary built on the host (static, linux), the only file of the context.
+FROM runtime AS prebuilt
+COPY reo /usr/local/bin/reo
 
 FROM golang:1.26 AS build
 WORKDIR /src
@@ -24,11 +49,5 @@ RUN --mount=type=cache,target=/go/pkg/mod \
       -ldflags "-s -w -X main.version=${VERSION}" \
       -o /out/reo ./cmd/reo
 
-FROM gcr.io/distroless/static-debian12:nonroot
+FROM runtime
 COPY --from=build /out/reo /usr/local/bin/reo
-# distroless "nonroot" is uid/gid 65532.
-USER 65532:65532
-EXPOSE 9090
-# SIGTERM commits or aborts open transactions and exits 0 within 10 s.
-STOPSIGNAL SIGTERM
-ENTRYPOINT ["/usr/local/bin/reo", "replicate"]

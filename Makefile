@@ -6,7 +6,7 @@ KAFKA_VERSION := $(shell sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:
 KAFKA_LIBS    := .cache/kafka-$(KAFKA_VERSION)/libs
 TEST_TIMEOUT  ?= 25m
 
-.PHONY: all build test test-short lint kafka kafka-mm2 demo chaos bench bench-quick clean
+.PHONY: all build test test-short lint kafka kafka-mm2 images demo chaos bench bench-quick clean
 
 all: build
 
@@ -17,6 +17,18 @@ $(KAFKA_LIBS)/kafka_2.13-$(KAFKA_VERSION).jar: kafka/pom.xml
 	mvn -q -B -f kafka/pom.xml dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory=$(CURDIR)/$(KAFKA_LIBS)
 	@test -f $@ || { echo "maven did not produce $@"; exit 1; }
 	@touch $@
+
+## images: build the container images offline (needs a Docker engine; root for the base):
+## reo/base:bookworm (debootstrap + docker import: Debian 12 with OpenJDK 17),
+## reo/kafka:<version> (the jars of `make kafka`, apache/kafka's entrypoint
+## contract) and reo:local (the Dockerfile's "prebuilt" target). The
+## testcontainers provider runs reo/kafka:<version> (cluster/containers.go).
+BASE_IMAGE  := reo/base:bookworm
+KAFKA_IMAGE := reo/kafka:$(KAFKA_VERSION)
+REO_IMAGE   := reo:local
+images: kafka
+	BASE_IMAGE=$(BASE_IMAGE) KAFKA_IMAGE=$(KAFKA_IMAGE) REO_IMAGE=$(REO_IMAGE) KAFKA_VERSION=$(KAFKA_VERSION) \
+	  KAFKA_LIBS=$(KAFKA_LIBS) GO=$(GO) bash deploy/images/build.sh
 
 MM2_VERSION := $(shell sed -n 's:.*<mm2.version>\(.*\)</mm2.version>.*:\1:p' kafka/mm2/pom.xml)
 MM2_LIBS    := .cache/mm2-$(MM2_VERSION)/libs
@@ -34,9 +46,12 @@ build:
 	$(GO) build ./...
 	$(GO) build -o bin/ ./cmd/...
 
-## test: the full default suite, real Kafka (local JVM brokers) included
+## test: the full default suite, real Kafka (local JVM brokers, and Kafka
+## containers when a Docker engine has the images of `make images`) included.
+## ./scenarios comes first: it is the longest package, and go test starts
+## packages in the order given, two at a time on 2 cores.
 test: kafka
-	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./scenarios/ ./...
 
 ## test-short: in-process clusters only (no JVM)
 test-short:

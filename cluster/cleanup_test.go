@@ -18,25 +18,35 @@ import (
 const helperEnv = "REO_CLUSTER_CLEANUP_HELPER"
 
 // TestHelperStartAndDie is not a test on its own: TestNoLeftoversAfterPanic
-// runs it in a child process, where it starts a local cluster, reports the
-// broker pid and temp dir, and then dies as a failing test binary would.
+// and TestNoContainersAfterPanic run it in a child process, where it starts
+// a cluster of the provider named in REO_CLUSTER_CLEANUP_HELPER_KIND,
+// reports what it started (local: temp dir and broker pid; testcontainers:
+// container ids), and then dies as a failing test binary would.
 func TestHelperStartAndDie(t *testing.T) {
 	how := os.Getenv(helperEnv)
 	if how == "" {
-		t.Skip("helper process for TestNoLeftoversAfterPanic")
+		t.Skip("helper process for TestNoLeftoversAfterPanic and TestNoContainersAfterPanic")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c, err := cluster.Start(ctx, cluster.Local, cluster.Spec{Name: "leftover", Brokers: 1})
+	kind := cluster.Kind(os.Getenv(helperEnv + "_KIND"))
+	c, err := cluster.Start(ctx, kind, cluster.Spec{Name: "leftover", Brokers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	root := c.(interface{ Root() string }).Root()
-	pid, err := os.ReadFile(filepath.Join(root, "broker-1", "pid"))
-	if err != nil {
-		t.Fatal(err)
+	var report string
+	switch kind {
+	case cluster.Local:
+		root := c.(interface{ Root() string }).Root()
+		pid, err := os.ReadFile(filepath.Join(root, "broker-1", "pid"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		report = root + "\n" + string(pid)
+	case cluster.Testcontainers:
+		report = strings.Join(c.(interface{ ContainerIDs() []string }).ContainerIDs(), "\n")
 	}
-	if err := os.WriteFile(os.Getenv(helperEnv+"_OUT"), []byte(root+"\n"+string(pid)), 0o644); err != nil {
+	if err := os.WriteFile(os.Getenv(helperEnv+"_OUT"), []byte(report), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	switch how {
@@ -46,6 +56,24 @@ func TestHelperStartAndDie(t *testing.T) {
 		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		time.Sleep(time.Minute)
 	}
+}
+
+// runHelper runs TestHelperStartAndDie in a child process that dies as how
+// says, and returns its report.
+func runHelper(t *testing.T, kind cluster.Kind, how string) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "report")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperStartAndDie$", "-test.count=1")
+	cmd.Env = append(os.Environ(), helperEnv+"="+how, helperEnv+"_KIND="+string(kind), helperEnv+"_OUT="+out)
+	output, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("helper process exited cleanly; it was meant to die:\n%s", output)
+	}
+	report, rerr := os.ReadFile(out)
+	if rerr != nil {
+		t.Fatalf("helper wrote no report (%v):\n%s", rerr, output)
+	}
+	return string(report)
 }
 
 // TestNoLeftoversAfterPanic proves a test binary that panics, or is killed
@@ -64,18 +92,8 @@ func TestNoLeftoversAfterPanic(t *testing.T) {
 	}
 	for _, how := range []string{"panic", "sigkill"} {
 		t.Run(how, func(t *testing.T) {
-			out := filepath.Join(t.TempDir(), "report")
-			cmd := exec.Command(os.Args[0], "-test.run=^TestHelperStartAndDie$", "-test.count=1")
-			cmd.Env = append(os.Environ(), helperEnv+"="+how, helperEnv+"_OUT="+out)
-			output, err := cmd.CombinedOutput()
-			if err == nil {
-				t.Fatalf("helper process exited cleanly; it was meant to die:\n%s", output)
-			}
-			report, rerr := os.ReadFile(out)
-			if rerr != nil {
-				t.Fatalf("helper wrote no report (%v):\n%s", rerr, output)
-			}
-			lines := strings.SplitN(string(report), "\n", 2)
+			report := runHelper(t, cluster.Local, how)
+			lines := strings.SplitN(report, "\n", 2)
 			root := lines[0]
 			pid, perr := strconv.Atoi(strings.TrimSpace(lines[1]))
 			if perr != nil || root == "" {

@@ -16,7 +16,8 @@ type Kind string
 
 // The four providers. InProcess is always available; Local needs Java 17+
 // (and fetches the Kafka jars with Maven when they are missing);
-// Testcontainers needs a reachable Docker daemon; External needs bootstrap
+// Testcontainers needs a Docker engine that has a Kafka image (`make
+// images` builds one offline; see KafkaImage); External needs bootstrap
 // servers in the environment.
 const (
 	InProcess      Kind = "inprocess"
@@ -168,9 +169,34 @@ func Start(ctx context.Context, kind Kind, spec Spec) (Cluster, error) {
 	}
 }
 
+// EnvRequire lists providers (comma-separated) that must be available: a
+// test that would skip because one of them cannot run here fails instead.
+// CI sets it, so that a machine without Docker or Java cannot pass by
+// skipping the tests that need them.
+const EnvRequire = "REO_REQUIRE_PROVIDERS"
+
 // Available reports whether a provider can run here; the error wraps
-// ErrUnavailable and says why not.
+// ErrUnavailable and says why not, unless the provider is listed in
+// REO_REQUIRE_PROVIDERS: then it is a plain error, which tests report as a
+// failure rather than a skip.
 func Available(ctx context.Context, kind Kind) error {
+	err := available(ctx, kind)
+	if err != nil && errors.Is(err, ErrUnavailable) && required(kind) {
+		return fmt.Errorf("%s=%s requires provider %s: %s", EnvRequire, os.Getenv(EnvRequire), kind, err)
+	}
+	return err
+}
+
+func required(kind Kind) bool {
+	for _, k := range strings.Split(os.Getenv(EnvRequire), ",") {
+		if strings.TrimSpace(k) == string(kind) {
+			return true
+		}
+	}
+	return false
+}
+
+func available(ctx context.Context, kind Kind) error {
 	switch kind {
 	case InProcess:
 		return nil
@@ -178,7 +204,7 @@ func Available(ctx context.Context, kind Kind) error {
 		_, err := findJava(ctx)
 		return err
 	case Testcontainers:
-		return dockerAvailable(ctx)
+		return containersAvailable(ctx)
 	case External:
 		if os.Getenv("REO_EXTERNAL_SOURCE_BOOTSTRAP_SERVERS") == "" {
 			return fmt.Errorf("%w: REO_EXTERNAL_SOURCE_BOOTSTRAP_SERVERS is not set", ErrUnavailable)
@@ -197,9 +223,11 @@ var (
 )
 
 // Choose returns the provider this test binary uses: REO_KAFKA when set,
-// otherwise the best available in the order testcontainers (Docker
-// reachable), local (Java 17+ found), in-process. The choice and its reason
-// are printed once per process to stderr.
+// otherwise the best available in the order testcontainers (a Docker
+// engine answers and has a Kafka image, see KafkaImage), local (Java 17+
+// found), in-process. A provider that cannot start is never chosen; the
+// choice and why the better ones were passed over are printed once per
+// process to stderr.
 func Choose(ctx context.Context) (Kind, error) {
 	chooseOnce.Do(func() {
 		chosenKind, chosenReason, chosenErr = choose(ctx)
@@ -220,7 +248,10 @@ func choose(ctx context.Context) (Kind, string, error) {
 	}
 	var skipped []string
 	for _, k := range []Kind{Testcontainers, Local} {
-		err := Available(ctx, k)
+		err := available(ctx, k)
+		if err != nil && required(k) {
+			return "", "", fmt.Errorf("%s=%s requires provider %s: %w", EnvRequire, os.Getenv(EnvRequire), k, err)
+		}
 		if err == nil {
 			return k, "best available; " + strings.Join(append(skipped, "set "+EnvKind+" to override"), "; "), nil
 		}

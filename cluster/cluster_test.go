@@ -29,8 +29,67 @@ func TestPomPinsKafkaVersion(t *testing.T) {
 	if string(m[1]) != cluster.KafkaVersion {
 		t.Fatalf("kafka/pom.xml pins %s, cluster.KafkaVersion is %s", m[1], cluster.KafkaVersion)
 	}
-	if !strings.HasSuffix(cluster.KafkaImage, ":"+cluster.KafkaVersion) {
-		t.Fatalf("KafkaImage %s is not version %s", cluster.KafkaImage, cluster.KafkaVersion)
+	for _, img := range []string{cluster.LocalKafkaImage, cluster.OfficialKafkaImage} {
+		if !strings.HasSuffix(img, ":"+cluster.KafkaVersion) {
+			t.Errorf("Kafka image %s is not version %s", img, cluster.KafkaVersion)
+		}
+	}
+}
+
+// TestImageNamesAgree proves `make images` builds the images under the
+// names the testcontainers provider looks for, and that the compose test's
+// and Dockerfile's offline paths name the same base.
+func TestImageNamesAgree(t *testing.T) {
+	root, err := cluster.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]string{}
+	for _, m := range regexp.MustCompile(`(?m)^(BASE_IMAGE|KAFKA_IMAGE|REO_IMAGE)\s*:=\s*(\S+)`).FindAllSubmatch(mk, -1) {
+		vars[string(m[1])] = strings.ReplaceAll(string(m[2]), "$(KAFKA_VERSION)", cluster.KafkaVersion)
+	}
+	for name, want := range map[string]string{"BASE_IMAGE": cluster.BaseImage, "KAFKA_IMAGE": cluster.LocalKafkaImage} {
+		if vars[name] != want {
+			t.Errorf("Makefile %s = %q, the provider uses %q", name, vars[name], want)
+		}
+	}
+	df, err := os.ReadFile(filepath.Join(root, "deploy", "images", "kafka", "Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(df), "ARG BASE_IMAGE="+cluster.BaseImage+"\n") {
+		t.Errorf("deploy/images/kafka/Dockerfile does not default BASE_IMAGE to %s", cluster.BaseImage)
+	}
+}
+
+// TestKafkaEnv proves broker properties become the variable names the
+// official image's KafkaDockerWrapper turns back into them.
+func TestKafkaEnv(t *testing.T) {
+	got := cluster.KafkaEnv(map[string]string{
+		"node.id":                        "1",
+		"listener.security.protocol.map": "A:PLAINTEXT",
+		"log.dirs":                       "/d",
+		"listener.name.client.scram-sha-256.sasl.jaas.config": "x",
+		"some_prop.with_underscore":                           "y",
+	})
+	want := map[string]string{
+		"KAFKA_NODE_ID":                        "1",
+		"KAFKA_LISTENER_SECURITY_PROTOCOL_MAP": "A:PLAINTEXT",
+		"KAFKA_LOG_DIRS":                       "/d",
+		"KAFKA_LISTENER_NAME_CLIENT_SCRAM___SHA___256_SASL_JAAS_CONFIG": "x",
+		"KAFKA_SOME__PROP_WITH__UNDERSCORE":                             "y",
+	}
+	if len(got) != len(want) {
+		t.Errorf("KafkaEnv gave %d variables, want %d: %v", len(got), len(want), got)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("KafkaEnv: %s = %q, want %q (all: %v)", k, got[k], v, got)
+		}
 	}
 }
 

@@ -297,12 +297,116 @@ func leaderOf(t *testing.T, ctx context.Context, c cluster.Cluster, topic string
 	return pd.Leader
 }
 
-// TestLocalBrokerKillKeepsAckedRecords proves, on a 3-broker real cluster
-// (replication factor 3, min.insync.replicas=2), that kill -9 of a
-// partition leader while an acks=all producer keeps writing loses no
-// acknowledged record, and that the broker restarts with its data.
-func TestLocalBrokerKillKeepsAckedRecords(t *testing.T) {
-	c := providerCluster(t, cluster.Local, 3)
+// TestBrokerKillKeepsAckedRecords proves, on a 3-broker real cluster
+// (replication factor 3, min.insync.replicas=2) of each real provider
+// (local JVMs, containers), that kill -9 of a partition leader while an
+// acks=all producer keeps writing loses no acknowledged record, and that
+// the broker restarts with its data.
+func TestBrokerKillKeepsAckedRecords(t *testing.T) {
+	for _, kind := range []cluster.Kind{cluster.Local, cluster.Testcontainers} {
+		t.Run(string(kind), func(t *testing.T) { brokerKillKeepsAckedRecords(t, kind) })
+	}
+}
+
+// TestContractThreeBrokers proves a provider's 3-broker cluster has three
+// brokers in its metadata, each behind its own link, creates topics with
+// 3 replicas and min.insync.replicas=2 by default, and commits
+// transactions.
+func TestContractThreeBrokers(t *testing.T) {
+	for _, kind := range []cluster.Kind{cluster.Local, cluster.Testcontainers} {
+		t.Run(string(kind), func(t *testing.T) {
+			c := providerCluster(t, kind, 3)
+			ctx := testCtx(t, 2*time.Minute)
+			if n := len(c.Brokers()); n != 3 {
+				t.Fatalf("cluster lists %d brokers, want 3", n)
+			}
+			seen := map[string]bool{}
+			for _, b := range c.Brokers() {
+				l := c.Link(b.ID)
+				if l == nil || l.Addr() != b.Addr || seen[b.Addr] {
+					t.Fatalf("broker %d: link %v, advertised %s (links must be distinct and advertised)", b.ID, l, b.Addr)
+				}
+				seen[b.Addr] = true
+			}
+			adm := kadm.NewClient(newClient(t, c))
+			md, err := adm.BrokerMetadata(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range md.Brokers {
+				if addr := net.JoinHostPort(m.Host, strconv.Itoa(int(m.Port))); !seen[addr] {
+					t.Errorf("metadata advertises broker %d at %s, not at its link", m.NodeID, addr)
+				}
+			}
+			if len(md.Brokers) != 3 {
+				t.Fatalf("metadata lists %d brokers, want 3", len(md.Brokers))
+			}
+			topic := kafkatest.Topic(t.Name())
+			if err := kafkatest.CreateTopic(ctx, c.ClientOpts(), topic, 3, -1, nil); err != nil {
+				t.Fatal(err)
+			}
+			tmd, err := adm.Metadata(ctx, topic)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range tmd.Topics[topic].Partitions {
+				if len(p.Replicas) != 3 {
+					t.Errorf("partition %d has replicas %v, want 3", p.Partition, p.Replicas)
+				}
+			}
+			cfg, err := adm.DescribeTopicConfigs(ctx, topic)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rc, err := cfg.On(topic, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var minISR string
+			for _, kv := range rc.Configs {
+				if kv.Key == "min.insync.replicas" && kv.Value != nil {
+					minISR = *kv.Value
+				}
+			}
+			if minISR != "2" {
+				t.Errorf("min.insync.replicas = %q, want 2", minISR)
+			}
+			cl := newClient(t, c, kgo.DefaultProduceTopic(topic), kgo.TransactionalID(topic+"-txn"))
+			if err := cl.BeginTransaction(); err != nil {
+				t.Fatal(err)
+			}
+			if err := cl.ProduceSync(ctx, kgo.StringRecord("committed")).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+			if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+				t.Fatal(err)
+			}
+			// The commit markers reach the partitions just after
+			// EndTransaction returns; until then read_committed stops
+			// before the record.
+			for deadline := time.Now().Add(15 * time.Second); ; {
+				got, err := kafkatest.ReadAll(ctx, c.ClientOpts(), topic, true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				n := 0
+				for _, rs := range got {
+					n += len(rs)
+				}
+				if n == 1 {
+					break
+				}
+				if n > 1 || time.Now().After(deadline) {
+					t.Fatalf("read_committed sees %d records, want the 1 committed", n)
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+		})
+	}
+}
+
+func brokerKillKeepsAckedRecords(t *testing.T, kind cluster.Kind) {
+	c := providerCluster(t, kind, 3)
 	ctl, ok := c.(cluster.BrokerControl)
 	if !ok {
 		t.Fatalf("%s cluster does not implement BrokerControl", c.Kind())

@@ -8,6 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // DirectOpts returns kgo options that reach c's brokers without crossing
@@ -44,19 +45,23 @@ func waitBrokers(ctx context.Context, c Cluster, want int) error {
 		return fmt.Errorf("client for %s: %w", c.Name(), err)
 	}
 	defer cl.Close()
-	adm := kadm.NewClient(cl)
 	var last string
 	for {
+		// A plain request each time: kadm's metadata calls answer from
+		// the client's cache, which would keep the first (partial)
+		// answer of a cluster that is still starting.
+		req := kmsg.NewPtrMetadataRequest()
+		req.Topics = []kmsg.MetadataRequestTopic{}
 		rctx, rcancel := context.WithTimeout(ctx, 3*time.Second)
-		md, err := adm.BrokerMetadata(rctx)
+		resp, err := req.RequestWith(rctx, cl)
 		rcancel()
-		if err == nil && len(md.Brokers) >= want {
+		if err == nil && len(resp.Brokers) >= want {
 			return nil
 		}
 		if err != nil {
 			last = err.Error()
 		} else {
-			last = fmt.Sprintf("metadata lists %d of %d brokers", len(md.Brokers), want)
+			last = fmt.Sprintf("metadata lists %d of %d brokers", len(resp.Brokers), want)
 		}
 		select {
 		case <-ctx.Done():

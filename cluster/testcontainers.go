@@ -2,145 +2,189 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/moby/moby/api/types/container"
-	"github.com/moby/moby/api/types/network"
+	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
-	tcnetwork "github.com/testcontainers/testcontainers-go/network"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// KafkaImage is the Docker image the testcontainers provider runs: the
-// official apache/kafka image of the same release as the local provider.
+// tcCluster is a KRaft cluster of Kafka containers started with
+// testcontainers-go: one container per node (broker+controller), the image
+// from KafkaImage (built offline by `make images`, or apache/kafka where it
+// can be pulled; both take the same KAFKA_* settings).
 //
-// testcontainers-go's modules/kafka is not used: it rewrites the advertised
-// listener to the container's mapped port after start, and every broker here
-// must advertise its toxiproxy address instead, so a generic container with
-// explicit KRaft settings is started.
-const KafkaImage = "apache/kafka:" + KafkaVersion
-
-// tcCluster is a KRaft cluster of apache/kafka containers on a private
-// Docker network. Each broker's client port is published on a fixed
-// 127.0.0.1 host port that its Link forwards to; the broker advertises the
-// Link.
+// Every container uses the host's network and listens on 127.0.0.1 only,
+// on ports chosen like the local provider's, so every connection a test
+// makes stays on loopback and no container address is ever dialled. Broker
+// i advertises its Link (a toxiproxy proxy on 127.0.0.1) to clients; its
+// inter-broker and controller listeners are its own.
+//
+// testcontainers-go's modules/kafka is not used: the versions the Go proxy
+// serves (up to v0.44.0) start only confluentinc/confluent-local images
+// (its start script sources Confluent's scripts), run one broker, and
+// rewrite the advertised listener to a published port, while these brokers
+// must advertise their toxiproxy link and form 3-node quorums.
+//
+// Containers carry the labels of ContainerLabels: this process's watchdog
+// removes them if the process dies, and the next test process removes
+// those of dead processes.
 type tcCluster struct {
 	name   string
-	net    *testcontainers.DockerNetwork
+	image  string
 	nodes  []*tcNode
 	closed sync.Once
 }
 
 type tcNode struct {
-	id        int32
-	hostPort  int
-	link      *Link
-	container *testcontainers.DockerContainer
+	id                     int32
+	client, internal, ctrl int
+	link                   *Link
+	container              *testcontainers.DockerContainer
 }
 
-// dockerAvailable reports whether a Docker daemon answers.
-func dockerAvailable(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
-	if err != nil {
-		return fmt.Errorf("%w: no Docker daemon: %v", ErrUnavailable, firstLine(err.Error()))
+// containerJVM are the JVM settings of test brokers in containers, the
+// local provider's fast-starting ones (serial GC, C1 only, small heap).
+const (
+	containerHeap = "-Xms128m -Xmx512m"
+	containerJVM  = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:-UsePerfData -Djava.awt.headless=true"
+)
+
+// KafkaEnv turns broker properties into the KAFKA_* environment variables
+// the official apache/kafka image (and LocalKafkaImage) read: dots become
+// "_", underscores "__" and dashes "___", upper-cased.
+func KafkaEnv(props map[string]string) map[string]string {
+	env := make(map[string]string, len(props))
+	for k, v := range props {
+		k = strings.ReplaceAll(k, "_", "__")
+		k = strings.ReplaceAll(k, "-", "___")
+		k = strings.ReplaceAll(k, ".", "_")
+		env["KAFKA_"+strings.ToUpper(k)] = v
 	}
-	defer cli.Close()
-	return nil
+	return env
 }
 
 func startTestcontainers(ctx context.Context, spec Spec) (c Cluster, err error) {
-	if err := dockerAvailable(ctx); err != nil {
+	cli, err := dockerClient(ctx)
+	if err != nil {
 		return nil, err
 	}
-	nw, err := tcnetwork.New(ctx)
+	image, err := kafkaImage(ctx, cli)
+	cli.Close()
 	if err != nil {
-		return nil, fmt.Errorf("create docker network for %s: %w", spec.Name, err)
+		return nil, err
 	}
-	tc := &tcCluster{name: spec.Name, net: nw}
+	labels, err := ContainerLabels(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tc := &tcCluster{name: spec.Name, image: image}
 	defer func() {
 		if err != nil {
+			if lt := tc.LogTail(40); lt != "" {
+				err = fmt.Errorf("%w\n%s", err, lt)
+			}
 			tc.Close()
 		}
 	}()
+	for i := 1; i <= spec.Brokers; i++ {
+		n := &tcNode{id: int32(i)}
+		for _, p := range []*int{&n.client, &n.internal, &n.ctrl} {
+			if *p, err = freePort(); err != nil {
+				return nil, err
+			}
+		}
+		if n.link, err = newLink(spec.Name, n.id, fmt.Sprintf("127.0.0.1:%d", n.client)); err != nil {
+			return nil, err
+		}
+		tc.nodes = append(tc.nodes, n)
+	}
 	clusterID, err := newClusterID()
 	if err != nil {
 		return nil, err
 	}
-	alias := func(id int32) string { return fmt.Sprintf("%s-kafka-%d", spec.Name, id) }
 	var voters []string
-	for i := 1; i <= spec.Brokers; i++ {
-		voters = append(voters, fmt.Sprintf("%d@%s:19093", i, alias(int32(i))))
+	for _, n := range tc.nodes {
+		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", n.id, n.ctrl))
 	}
-	nb := spec.Brokers
-	minISR := strconv.Itoa(min(2, nb))
-	for i := 1; i <= spec.Brokers; i++ {
-		n := &tcNode{id: int32(i)}
-		if n.hostPort, err = freePort(); err != nil {
-			return nil, err
-		}
-		if n.link, err = newLink(spec.Name, n.id, fmt.Sprintf("127.0.0.1:%d", n.hostPort)); err != nil {
-			return nil, err
-		}
-		tc.nodes = append(tc.nodes, n)
-		props := map[string]string{
-			"node.id":                                                     strconv.Itoa(i),
-			"process.roles":                                               "broker,controller",
-			"controller.quorum.voters":                                    strings.Join(voters, ","),
-			"listeners":                                                   "CLIENT://0.0.0.0:9092,INTERNAL://0.0.0.0:19092,CONTROLLER://0.0.0.0:19093",
-			"advertised.listeners":                                        fmt.Sprintf("CLIENT://%s,INTERNAL://%s:19092", n.link.Addr(), alias(n.id)),
-			"listener.security.protocol.map":                              "CLIENT:PLAINTEXT,INTERNAL:PLAINTEXT,CONTROLLER:PLAINTEXT",
-			"inter.broker.listener.name":                                  "INTERNAL",
-			"controller.listener.names":                                   "CONTROLLER",
-			"default.replication.factor":                                  strconv.Itoa(nb),
-			"min.insync.replicas":                                         minISR,
-			"offsets.topic.replication.factor":                            strconv.Itoa(nb),
-			"offsets.topic.num.partitions":                                "5",
-			"transaction.state.log.replication.factor":                    strconv.Itoa(nb),
-			"transaction.state.log.min.isr":                               minISR,
-			"transaction.state.log.num.partitions":                        "5",
-			"share.coordinator.state.topic.replication.factor":            strconv.Itoa(nb),
-			"share.coordinator.state.topic.min.isr":                       minISR,
-			"group.initial.rebalance.delay.ms":                            "0",
-			"group.min.session.timeout.ms":                                "1000",
-			"auto.create.topics.enable":                                   "false",
-			"broker.heartbeat.interval.ms":                                "500",
-			"broker.session.timeout.ms":                                   "4000",
-			"transaction.abort.timed.out.transaction.cleanup.interval.ms": "1000",
-		}
+	for _, n := range tc.nodes {
+		props := brokerProps(len(tc.nodes))
+		props["node.id"] = strconv.Itoa(int(n.id))
+		props["controller.quorum.voters"] = strings.Join(voters, ",")
+		props["listeners"] = fmt.Sprintf("CLIENT://127.0.0.1:%d,INTERNAL://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", n.client, n.internal, n.ctrl)
+		props["advertised.listeners"] = fmt.Sprintf("CLIENT://%s,INTERNAL://127.0.0.1:%d", n.link.Addr(), n.internal)
+		props["log.dirs"] = "/var/lib/kafka/data"
 		for k, v := range spec.Props {
 			props[k] = v
 		}
-		env := map[string]string{"CLUSTER_ID": clusterID, "KAFKA_HEAP_OPTS": "-Xms128m -Xmx512m"}
-		for k, v := range props {
-			env["KAFKA_"+strings.ToUpper(strings.ReplaceAll(k, ".", "_"))] = v
+		env := KafkaEnv(props)
+		env["CLUSTER_ID"] = clusterID
+		env["KAFKA_HEAP_OPTS"] = containerHeap
+		env["KAFKA_JVM_PERFORMANCE_OPTS"] = containerJVM
+		l := map[string]string{LabelCluster: spec.Name, LabelBroker: strconv.Itoa(int(n.id))}
+		for k, v := range labels {
+			l[k] = v
 		}
-		hostPort := strconv.Itoa(n.hostPort)
-		n.container, err = testcontainers.Run(ctx, KafkaImage,
+		n.container, err = testcontainers.Run(ctx, image,
 			testcontainers.WithEnv(env),
-			testcontainers.WithExposedPorts("9092/tcp"),
+			testcontainers.WithLabels(l),
+			testcontainers.WithName(fmt.Sprintf("reo-%s-%d-%s", spec.Name, n.id, labels[LabelSession])),
 			testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
-				hc.PortBindings = network.PortMap{
-					network.MustParsePort("9092/tcp"): {{HostIP: netip.MustParseAddr("127.0.0.1"), HostPort: hostPort}},
-				}
+				hc.NetworkMode = "host"
 			}),
-			tcnetwork.WithNetwork([]string{alias(n.id)}, nw),
 		)
 		if err != nil {
-			return nil, fmt.Errorf("start container for broker %d of %s: %w", n.id, spec.Name, err)
+			// Run returns the container it created even when starting it
+			// failed; Close (deferred above) removes it.
+			return nil, fmt.Errorf("start container for broker %d of %s (%s): %w", n.id, spec.Name, image, err)
 		}
 	}
-	if err := waitBrokers(ctx, tc, nb); err != nil {
-		return nil, err
+	if err := tc.waitReady(ctx, len(tc.nodes)); err != nil {
+		return nil, fmt.Errorf("start testcontainers cluster %s (%s): %w", spec.Name, image, err)
 	}
 	return tc, nil
+}
+
+// waitReady waits until metadata lists want brokers, failing early when a
+// container exits meanwhile (a bad setting, a port taken).
+func (tc *tcCluster) waitReady(ctx context.Context, want int) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			for _, n := range tc.nodes {
+				if n.container == nil {
+					continue
+				}
+				sctx, scancel := context.WithTimeout(ctx, 5*time.Second)
+				st, err := n.container.State(sctx)
+				scancel()
+				if err == nil && !st.Running && st.Status != "created" && st.Status != "restarting" {
+					cancel(fmt.Errorf("broker %d's container is %s (exit code %d)", n.id, st.Status, st.ExitCode))
+					return
+				}
+			}
+		}
+	}()
+	err := waitBrokers(ctx, tc, want)
+	if cause := context.Cause(ctx); err != nil && cause != nil && !errors.Is(cause, context.Canceled) && !errors.Is(cause, context.DeadlineExceeded) {
+		return cause
+	}
+	return err
 }
 
 func (tc *tcCluster) node(id int32) (*tcNode, error) {
@@ -153,10 +197,24 @@ func (tc *tcCluster) node(id int32) (*tcNode, error) {
 func (tc *tcCluster) Name() string { return tc.name }
 func (tc *tcCluster) Kind() Kind   { return Testcontainers }
 
+// Image is the Kafka image the cluster runs.
+func (tc *tcCluster) Image() string { return tc.image }
+
+// ContainerIDs lists the cluster's containers, in node id order.
+func (tc *tcCluster) ContainerIDs() []string {
+	var out []string
+	for _, n := range tc.nodes {
+		if n.container != nil {
+			out = append(out, n.container.GetContainerID())
+		}
+	}
+	return out
+}
+
 func (tc *tcCluster) Brokers() []Broker {
 	var out []Broker
 	for _, n := range tc.nodes {
-		out = append(out, Broker{ID: n.id, Addr: n.link.Addr(), Direct: fmt.Sprintf("127.0.0.1:%d", n.hostPort)})
+		out = append(out, Broker{ID: n.id, Addr: n.link.Addr(), Direct: fmt.Sprintf("127.0.0.1:%d", n.client)})
 	}
 	return out
 }
@@ -178,17 +236,35 @@ func (tc *tcCluster) Link(id int32) *Link {
 	return nil
 }
 
-// KillBroker stops the container with no grace period (SIGKILL).
+// KillBroker sends SIGKILL to the broker's container (kill -9 of the JVM,
+// which is the container's init) and waits until it has stopped.
 func (tc *tcCluster) KillBroker(ctx context.Context, id int32) error {
 	n, err := tc.node(id)
 	if err != nil {
 		return err
 	}
-	zero := time.Duration(0)
-	return n.container.Stop(ctx, &zero)
+	cli, err := dockerClient(ctx)
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	cid := n.container.GetContainerID()
+	wait := cli.ContainerWait(ctx, cid, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
+	if _, err := cli.ContainerKill(ctx, cid, client.ContainerKillOptions{Signal: "KILL"}); err != nil {
+		return fmt.Errorf("kill broker %d of %s: %w", id, tc.name, err)
+	}
+	select {
+	case <-wait.Result:
+		return nil
+	case err := <-wait.Error:
+		return fmt.Errorf("wait for broker %d of %s to stop: %w", id, tc.name, err)
+	case <-ctx.Done():
+		return fmt.Errorf("broker %d of %s did not stop after SIGKILL: %w", id, tc.name, ctx.Err())
+	}
 }
 
-// StopBroker stops the container gracefully (SIGTERM, then SIGKILL after 30s).
+// StopBroker stops the container gracefully (SIGTERM: controlled
+// shutdown; SIGKILL after 30 s).
 func (tc *tcCluster) StopBroker(ctx context.Context, id int32) error {
 	n, err := tc.node(id)
 	if err != nil {
@@ -198,8 +274,9 @@ func (tc *tcCluster) StopBroker(ctx context.Context, id int32) error {
 	return n.container.Stop(ctx, &grace)
 }
 
-// StartBroker restarts the stopped container; its data survives in the
-// container's filesystem.
+// StartBroker starts the stopped container again: its data survives in
+// the container's filesystem, its ports are the same, and it waits until
+// the broker is back in the cluster's metadata.
 func (tc *tcCluster) StartBroker(ctx context.Context, id int32) error {
 	n, err := tc.node(id)
 	if err != nil {
@@ -208,7 +285,7 @@ func (tc *tcCluster) StartBroker(ctx context.Context, id int32) error {
 	if err := n.container.Start(ctx); err != nil {
 		return fmt.Errorf("restart broker %d of %s: %w", id, tc.name, err)
 	}
-	return waitBrokers(ctx, tc, len(tc.nodes))
+	return tc.waitReady(ctx, len(tc.nodes))
 }
 
 // LogTail returns the last n lines of each container's log.
@@ -230,7 +307,7 @@ func (tc *tcCluster) LogTail(n int) string {
 	return b.String()
 }
 
-// Close terminates the containers and the network.
+// Close removes the containers (and their volumes) and stops the links.
 func (tc *tcCluster) Close() error {
 	var errs []string
 	tc.closed.Do(func() {
@@ -238,17 +315,13 @@ func (tc *tcCluster) Close() error {
 		defer cancel()
 		for _, n := range tc.nodes {
 			if n.container != nil {
-				if err := n.container.Terminate(ctx); err != nil {
+				// The data goes with the container: no graceful shutdown.
+				if err := n.container.Terminate(ctx, testcontainers.StopTimeout(0)); err != nil && !isNotFound(err) {
 					errs = append(errs, err.Error())
 				}
 			}
 			if n.link != nil {
 				n.link.close()
-			}
-		}
-		if tc.net != nil {
-			if err := tc.net.Remove(ctx); err != nil {
-				errs = append(errs, err.Error())
 			}
 		}
 	})
