@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -314,18 +315,9 @@ func (run *running) metricValue(t *testing.T, name string, labels map[string]str
 		if mf.GetName() != name {
 			continue
 		}
-	next:
 		for _, m := range mf.GetMetric() {
-			for k, v := range labels {
-				found := false
-				for _, lp := range m.GetLabel() {
-					if lp.GetName() == k && lp.GetValue() == v {
-						found = true
-					}
-				}
-				if !found {
-					continue next
-				}
+			if !hasLabels(m, labels) {
+				continue
 			}
 			switch {
 			case m.Counter != nil:
@@ -357,4 +349,14 @@ func recreateTopic(t *testing.T, c *kfake.Cluster, topic string, partitions int3
 		}
 		return ""
 	})
+}
+
+// hasLabels reports whether metric m carries every given label value.
+func hasLabels(m *dto.Metric, labels map[string]string) bool {
+	for k, v := range labels {
+		if !slices.ContainsFunc(m.GetLabel(), func(lp *dto.LabelPair) bool { return lp.GetName() == k && lp.GetValue() == v }) {
+			return false
+		}
+	}
+	return true
 }

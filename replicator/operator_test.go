@@ -9,11 +9,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -522,19 +524,7 @@ func hasSeries(t *testing.T, run *running, name string, labels map[string]string
 		if mf.GetName() != name {
 			continue
 		}
-	next:
-		for _, m := range mf.GetMetric() {
-			for k, v := range labels {
-				found := false
-				for _, lp := range m.GetLabel() {
-					if lp.GetName() == k && lp.GetValue() == v {
-						found = true
-					}
-				}
-				if !found {
-					continue next
-				}
-			}
+		if slices.ContainsFunc(mf.GetMetric(), func(m *dto.Metric) bool { return hasLabels(m, labels) }) {
 			return true
 		}
 	}
