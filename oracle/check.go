@@ -28,11 +28,15 @@ const (
 	stMatchedIgnore       // streaming: unused by whole-history
 )
 
+// ref names a record of the whole-history check: its lane (index in
+// checker.ls) and its index in that lane's srcRecs or dstRecs.
 type ref struct{ lane, idx int32 }
 
 var noRef = ref{-1, -1}
 
-type wrec struct {
+// laneRecord is one source or destination record of a lane, with its
+// fingerprint and its pairing.
+type laneRecord struct {
 	rec   *Record
 	fp    fingerprint
 	peer  ref // matched record on the other side, or noRef
@@ -46,8 +50,8 @@ type wrec struct {
 type lane struct {
 	src, dst  TopicPartition
 	srcTopicH uint64
-	srcRecs   []wrec
-	dstRecs   []wrec
+	srcRecs   []laneRecord
+	dstRecs   []laneRecord
 }
 
 // Check decides whether dst is an exactly-once copy of src under mapping
@@ -68,7 +72,7 @@ type lane struct {
 // records left are lost. Paired records with different content are
 // corrupted. Reordering is decided as described in order.go.
 func Check(src, dst Log, m Mapping, h *History) Verdict {
-	c := &checker{b: newBuilder("whole", 0), hist: newHistIndex(h), m: m, inv: m.inverse(), lanes: map[TopicPartition]int{}}
+	c := &checker{b: newBuilder("whole", 0), hist: newHistIndex(h), m: m, inverse: m.inverse(), lanes: map[TopicPartition]int{}}
 	if err := m.Validate(); err != nil {
 		c.b.add(Violation{Kind: KindInvalidInput, Partition: NoOffset, SourceOffset: NoOffset,
 			DestPartition: NoOffset, DestOffset: NoOffset, Detail: err.Error()})
@@ -83,13 +87,13 @@ func Check(src, dst Log, m Mapping, h *History) Verdict {
 }
 
 type checker struct {
-	b     *builder
-	hist  *histIndex
-	m     Mapping
-	inv   func(string) (string, bool)
-	lanes map[TopicPartition]int // destination partition -> index in ls
-	ls    []*lane
-	ids   map[uint64][]ref
+	b       *builder
+	hist    *histIndex
+	m       Mapping
+	inverse func(string) (string, bool)
+	lanes   map[TopicPartition]int // destination partition -> index in ls
+	ls      []*lane
+	ids     map[uint64][]ref
 }
 
 func (c *checker) lane(dstTP TopicPartition, srcTP TopicPartition) int {
@@ -137,7 +141,7 @@ func (c *checker) loadSource(src Log) {
 			checkHistory(c.b, c.hist, r, &fp)
 			if li >= 0 {
 				l := c.ls[li]
-				l.srcRecs = append(l.srcRecs, wrec{rec: r, fp: fp, peer: noRef})
+				l.srcRecs = append(l.srcRecs, laneRecord{rec: r, fp: fp, peer: noRef})
 			}
 		}
 	}
@@ -181,7 +185,7 @@ func (c *checker) loadDest(dst Log) {
 	for _, tp := range dst.Partitions() {
 		recs := c.sorted(tp, dst[tp], "destination")
 		c.b.v.DestRecords += len(recs)
-		st, ok := c.inv(tp.Topic)
+		st, ok := c.inverse(tp.Topic)
 		if !ok {
 			st = ""
 		}
@@ -192,7 +196,7 @@ func (c *checker) loadDest(dst Log) {
 		}
 		l.dstRecs = slices.Grow(l.dstRecs, len(recs))
 		for _, r := range recs {
-			l.dstRecs = append(l.dstRecs, wrec{rec: r, fp: fingerprintOf(r, th), peer: noRef})
+			l.dstRecs = append(l.dstRecs, laneRecord{rec: r, fp: fingerprintOf(r, th), peer: noRef})
 		}
 	}
 	slices.SortFunc(c.ls, func(a, b *lane) int {
@@ -221,7 +225,7 @@ func (c *checker) refs(id uint64) []ref {
 	return c.ids[id]
 }
 
-func (c *checker) src(r ref) *wrec { return &c.ls[r.lane].srcRecs[r.idx] }
+func (c *checker) src(r ref) *laneRecord { return &c.ls[r.lane].srcRecs[r.idx] }
 
 func (c *checker) match() {
 	// Copies in the expected partition first.
@@ -302,7 +306,7 @@ func (c *checker) pair(r, dr ref, state uint8) {
 }
 
 // extra reports destination record d that pairs with no source record.
-func (c *checker) extra(l *lane, d *wrec, refs []ref, li int) {
+func (c *checker) extra(l *lane, d *laneRecord, refs []ref, li int) {
 	dv := viewOf(d.rec)
 	x := Violation{Topic: l.src.Topic, Partition: l.src.Partition, SourceOffset: NoOffset,
 		DestTopic: l.dst.Topic, DestPartition: l.dst.Partition, DestOffset: d.rec.Offset, ID: dv.idString()}
@@ -373,8 +377,8 @@ func (c *checker) addContext(v *Verdict) {
 
 const contextRows = 2
 
-func findOffset(rs []wrec, off int64) int {
-	i, ok := slices.BinarySearchFunc(rs, off, func(w wrec, o int64) int { return cmp.Compare(w.rec.Offset, o) })
+func findOffset(rs []laneRecord, off int64) int {
+	i, ok := slices.BinarySearchFunc(rs, off, func(w laneRecord, o int64) int { return cmp.Compare(w.rec.Offset, o) })
 	if !ok {
 		return -1
 	}

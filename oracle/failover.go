@@ -171,7 +171,7 @@ func CheckFailover(f Failover) FailoverVerdict {
 		b.add(Violation{Kind: KindInvalidInput, Partition: NoOffset, SourceOffset: NoOffset,
 			DestPartition: NoOffset, DestOffset: NoOffset, Detail: err.Error()})
 	}
-	inv := f.Mapping.inverse()
+	inverse := f.Mapping.inverse()
 
 	type srcRec struct {
 		tp            TopicPartition
@@ -218,7 +218,7 @@ func CheckFailover(f Failover) FailoverVerdict {
 	}
 	dests := map[TopicPartition][]dstRec{}
 	for _, dtp := range f.Dest.Partitions() {
-		srcTopic, ok := inv(dtp.Topic)
+		srcTopic, ok := inverse(dtp.Topic)
 		if !ok {
 			continue
 		}
@@ -257,7 +257,7 @@ func CheckFailover(f Failover) FailoverVerdict {
 	}
 	for _, c := range f.After {
 		r := byID[c.ID]
-		srcTopic, mapped := inv(c.Topic)
+		srcTopic, mapped := inverse(c.Topic)
 		switch {
 		case r == nil:
 			b.add(Violation{Kind: KindPhantom, Topic: srcTopic, Partition: c.Partition, SourceOffset: NoOffset,

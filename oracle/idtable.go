@@ -15,14 +15,14 @@ type idTable struct {
 
 type idSlot struct {
 	key uint64 // 0: empty
-	val uint64 // packed eref
+	val uint64 // packed entryRef
 }
 
-// An eref packs into 64 bits: lane in the top 20, position in the low 44.
+// An entryRef packs into 64 bits: lane in the top 20, position in the low 44.
 const posBits = 44
 
-func packRef(e eref) uint64   { return uint64(e.lane)<<posBits | uint64(e.pos)&(1<<posBits-1) }
-func unpackRef(v uint64) eref { return eref{int32(v >> posBits), int64(v & (1<<posBits - 1))} }
+func packRef(e entryRef) uint64   { return uint64(e.lane)<<posBits | uint64(e.pos)&(1<<posBits-1) }
+func unpackRef(v uint64) entryRef { return entryRef{int32(v >> posBits), int64(v & (1<<posBits - 1))} }
 
 func fixKey(k uint64) uint64 {
 	if k == 0 {
@@ -31,9 +31,9 @@ func fixKey(k uint64) uint64 {
 	return k
 }
 
-func (t *idTable) get(k uint64) (eref, bool) {
+func (t *idTable) get(k uint64) (entryRef, bool) {
 	if t.n == 0 {
-		return noEref, false
+		return noEntryRef, false
 	}
 	k = fixKey(k)
 	for i := k & t.mask; ; i = (i + 1) & t.mask {
@@ -41,13 +41,13 @@ func (t *idTable) get(k uint64) (eref, bool) {
 		case k:
 			return unpackRef(t.slots[i].val), true
 		case 0:
-			return noEref, false
+			return noEntryRef, false
 		}
 	}
 }
 
 // getOrPut returns the value of k if present; else it inserts v.
-func (t *idTable) getOrPut(k uint64, v eref) (eref, bool) {
+func (t *idTable) getOrPut(k uint64, v entryRef) (entryRef, bool) {
 	if 2*(t.n+1) > len(t.slots) {
 		t.grow()
 	}
@@ -65,7 +65,7 @@ func (t *idTable) getOrPut(k uint64, v eref) (eref, bool) {
 }
 
 // put sets the value of k, which must be present.
-func (t *idTable) put(k uint64, v eref) {
+func (t *idTable) put(k uint64, v entryRef) {
 	k = fixKey(k)
 	for i := k & t.mask; t.slots[i].key != 0; i = (i + 1) & t.mask {
 		if t.slots[i].key == k {

@@ -58,8 +58,8 @@ func TestStreamSourceBehindIsLag(t *testing.T) {
 	for i := range rs {
 		s.AddDest(&rs[i])
 	}
-	if l := s.all[0]; l.pLive > window {
-		t.Fatalf("%d destination records wait (window %d)", l.pLive, window)
+	if l := s.all[0]; l.pendingLive > window {
+		t.Fatalf("%d destination records wait (window %d)", l.pendingLive, window)
 	}
 	for i := range rs {
 		s.AddSource(&rs[i])
@@ -111,9 +111,9 @@ func TestStreamMemoryBounded(t *testing.T) {
 		}
 		queues[p] = q
 		for _, l := range s.all {
-			if l.count-l.base > window || l.pLive > window || l.pLen > 4*window || len(l.ord)-l.ordHead > 4*window {
+			if l.count-l.base > window || l.pendingLive > window || l.pendingLen > 4*window || len(l.ord)-l.ordHead > 4*window {
 				t.Fatalf("record %d: lane %v holds ring=%d waiting=%d/%d order=%d (window %d)",
-					i, l.dst, l.count-l.base, l.pLive, l.pLen, len(l.ord)-l.ordHead, window)
+					i, l.dst, l.count-l.base, l.pendingLive, l.pendingLen, len(l.ord)-l.ordHead, window)
 			}
 		}
 		if s.ids.n > parts*window {

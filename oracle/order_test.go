@@ -80,7 +80,7 @@ func TestPropertyReorderedIsMinimal(t *testing.T) {
 func TestPropertyIDTableIsAMap(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		var tab idTable
-		ref := map[uint64]eref{}
+		ref := map[uint64]entryRef{}
 		keys := rapid.SliceOfNDistinct(rapid.Uint64(), 1, 20, rapid.ID[uint64]).Draw(t, "keys")
 		for i := range keys {
 			if rapid.Bool().Draw(t, "collide") {
@@ -92,13 +92,13 @@ func TestPropertyIDTableIsAMap(t *testing.T) {
 			k := rapid.SampledFrom(keys).Draw(t, "key")
 			switch rapid.IntRange(0, 2).Draw(t, "op") {
 			case 0:
-				v := eref{int32(rapid.IntRange(0, 100).Draw(t, "lane")), int64(rapid.IntRange(0, 1<<40).Draw(t, "pos"))}
+				v := entryRef{int32(rapid.IntRange(0, 100).Draw(t, "lane")), int64(rapid.IntRange(0, 1<<40).Draw(t, "pos"))}
 				if _, ok := tab.getOrPut(k, v); !ok {
 					ref[k] = v
 				}
 			case 1:
 				if _, ok := ref[k]; ok {
-					v := eref{1, 2}
+					v := entryRef{1, 2}
 					tab.put(k, v)
 					ref[k] = v
 				}

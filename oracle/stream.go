@@ -53,55 +53,59 @@ type StreamOptions struct {
 // known place, and the identity index is only built when a record is out
 // of place.
 type Stream struct {
-	b      *builder
-	hist   *histIndex
-	m      Mapping
-	inv    func(string) (string, bool)
-	window int64
+	b       *builder
+	hist    *histIndex
+	m       Mapping
+	inverse func(string) (string, bool)
+	window  int64
 
 	srcTopics map[string]*streamTopic
 	dstTopics map[string]*streamTopic
-	lanes     map[TopicPartition]*slane // by destination partition
+	lanes     map[TopicPartition]*streamLane // by destination partition
 
 	lastSrc, lastDst         *streamTopic // one-entry caches of the maps above
 	lastSrcName, lastDstName string
-	all                      []*slane
+	all                      []*streamLane
 
-	ids   idTable          // identity -> oldest windowed source record with it; see index
-	dirty []*slane         // lanes with windowed records not yet in ids
-	pend  map[uint64]int32 // identity -> oldest destination record waiting for its source
-	pd    []pdest
-	free  []int32
+	ids         idTable          // identity -> oldest windowed source record with it; see index
+	dirty       []*streamLane    // lanes with windowed records not yet in ids
+	pendingByID map[uint64]int32 // identity -> oldest destination record waiting for its source
+	pending     []pendingDest    // destination records waiting for their source, by index
+	freePending []int32          // indexes into pending free for reuse
 
 	closed  bool
 	verdict Verdict
 
-	copies []int32 // scratch for AddSource
-	seg    []int64 // scratch for tryCut
-	at     []int
-	drop   []int
-	suf    []int64
+	copies    []int32 // scratch for AddSource
+	seg       []int64 // scratch for tryCut
+	at        []int   // scratch for emit
+	drop      []int   // scratch for emit
+	suffixMin []int64 // scratch for tryCut: minimum position from each item on
 }
 
+// streamTopic is what a Stream knows of one topic on one side: where it
+// maps and its lanes.
 type streamTopic struct {
-	topicH uint64   // hash of the source topic, for content identities
-	mapped bool     // a replicated source topic feeds this topic's lanes
-	other  string   // the topic on the other side
-	lanes  []*slane // by partition
+	topicH uint64        // hash of the source topic, for content identities
+	mapped bool          // a replicated source topic feeds this topic's lanes
+	other  string        // the topic on the other side
+	lanes  []*streamLane // by partition
 }
 
-type eref struct {
+// entryRef names a windowed source record: its lane (index in
+// Stream.all) and its position in that lane's ring.
+type entryRef struct {
 	lane int32
 	pos  int64
 }
 
-var noEref = eref{-1, -1}
+var noEntryRef = entryRef{-1, -1}
 
-// sentry is one windowed source record.
-type sentry struct {
+// windowEntry is one windowed source record.
+type windowEntry struct {
 	fp        fingerprint
 	offset    int64
-	next      eref // next windowed source record with the same identity
+	next      entryRef // next windowed source record with the same identity
 	state     uint8
 	wrongViol int32 // stored wrong-partition violation of a tentative match, or -1
 	wrongLane int32 // lane of that tentative match
@@ -109,13 +113,13 @@ type sentry struct {
 	hasCorr   bool
 }
 
-// pdest is one destination record waiting for its source record.
-type pdest struct {
+// pendingDest is one destination record waiting for its source record.
+type pendingDest struct {
 	fp       fingerprint
 	view     recView
 	lane     int32
 	anchor   int64 // the source position it should follow; see pendDest
-	ordIdx   int64 // its placeholder in the lane's order buffer
+	orderIdx int64 // its placeholder in the lane's order buffer
 	next     int32 // next pending record with the same identity
 	fifoNext int32 // next pending record of the lane, by arrival
 	live     bool
@@ -126,12 +130,13 @@ const (
 	ordRemoved    int64 = -2
 )
 
-type orditem struct {
-	pos    int64 // source position, ordUnresolved or ordRemoved
-	srcOff int64
-	pend   int32
-	view   recView // the destination record
-	src    recView // its source record, once paired: excerpts outlive the window
+// orderItem is one destination record in a lane's order buffer.
+type orderItem struct {
+	pos        int64   // source position, ordUnresolved or ordRemoved
+	srcOff     int64   // source offset once paired
+	pendingIdx int32   // index into Stream.pending while it waits, or -1
+	view       recView // the destination record
+	src        recView // its source record, once paired: excerpts outlive the window
 }
 
 // NewStream returns a Stream that checks destination records against
@@ -153,9 +158,9 @@ func NewStream(m Mapping, h *History, opts StreamOptions) (*Stream, error) {
 		maxV = 0
 	}
 	return &Stream{
-		b: newBuilder("stream", maxV), hist: newHistIndex(h), m: m, inv: m.inverse(), window: int64(w),
+		b: newBuilder("stream", maxV), hist: newHistIndex(h), m: m, inverse: m.inverse(), window: int64(w),
 		srcTopics: map[string]*streamTopic{}, dstTopics: map[string]*streamTopic{},
-		lanes: map[TopicPartition]*slane{}, pend: map[uint64]int32{},
+		lanes: map[TopicPartition]*streamLane{}, pendingByID: map[uint64]int32{},
 	}, nil
 }
 
@@ -181,7 +186,7 @@ func (s *Stream) dstTopic(name string) *streamTopic {
 		s.lastDst, s.lastDstName = t, name
 		return t
 	}
-	src, ok := s.inv(name)
+	src, ok := s.inverse(name)
 	t := &streamTopic{topicH: topicHash(src), mapped: ok, other: src}
 	if !ok {
 		t.topicH = mix(topicHash(name), 1) // matches no source content
@@ -191,7 +196,7 @@ func (s *Stream) dstTopic(name string) *streamTopic {
 }
 
 // laneOf returns the lane of partition p of topic t, creating it.
-func (s *Stream) laneOf(t *streamTopic, p int32, fromSource bool, topic string) *slane {
+func (s *Stream) laneOf(t *streamTopic, p int32, fromSource bool, topic string) *streamLane {
 	if p >= 0 && int(p) < len(t.lanes) && t.lanes[p] != nil {
 		return t.lanes[p]
 	}
@@ -201,8 +206,8 @@ func (s *Stream) laneOf(t *streamTopic, p int32, fromSource bool, topic string) 
 	}
 	l := s.lanes[dst]
 	if l == nil {
-		l = &slane{idx: int32(len(s.all)), src: src, dst: dst, mapped: t.mapped || fromSource,
-			maxMatched: -1, pHead: -1, pTail: -1}
+		l = &streamLane{idx: int32(len(s.all)), src: src, dst: dst, mapped: t.mapped || fromSource,
+			maxMatched: -1, pendingHead: -1, pendingTail: -1}
 		s.lanes[dst] = l
 		s.all = append(s.all, l)
 	}
@@ -218,7 +223,7 @@ func (s *Stream) laneOf(t *streamTopic, p int32, fromSource bool, topic string) 
 	return l
 }
 
-func (s *Stream) entry(e eref) *sentry {
+func (s *Stream) entry(e entryRef) *windowEntry {
 	l := s.all[e.lane]
 	return &l.ring[e.pos&l.mask]
 }
@@ -247,7 +252,7 @@ func (s *Stream) AddSource(r *Record) {
 	l.lastSrc = r.Offset
 	pi := int32(-1)
 	s.copies = s.copies[:0]
-	if len(s.pend) > 0 {
+	if len(s.pendingByID) > 0 {
 		pi = s.takePending(fp.id, l.idx) // a copy read before its source
 		if pi >= 0 && fp.flags&flagHasID != 0 {
 			s.takeCopies(fp.id)
@@ -262,16 +267,16 @@ func (s *Stream) AddSource(r *Record) {
 	}
 	pos := l.count
 	e := l.push(s.window)
-	*e = sentry{fp: fp, offset: r.Offset, next: noEref, wrongViol: -1, corrViol: -1}
+	*e = windowEntry{fp: fp, offset: r.Offset, next: noEntryRef, wrongViol: -1, corrViol: -1}
 	l.view(pos).set(r)
 	if pi >= 0 {
 		s.matchPending(l, pos, pi)
 	}
 	for _, ci := range s.copies {
-		c := &s.pd[ci]
+		c := &s.pending[ci]
 		cl := s.all[c.lane]
-		cl.removeOrd(c.ordIdx)
-		s.duplicate(cl, &c.view, eref{l.idx, pos})
+		cl.removeOrd(c.orderIdx)
+		s.duplicate(cl, &c.view, entryRef{l.idx, pos})
 		s.tryCut(cl, false)
 	}
 	if !l.dirty {
@@ -299,44 +304,44 @@ func (s *Stream) AddDest(r *Record) {
 
 	// Fast path: the copy of the lane's oldest uncopied source record,
 	// which is what a correct run delivers next.
-	if fu := l.futureMin(); fu < l.count {
-		if ent := &l.ring[fu&l.mask]; ent.state == stUnmatched && ent.fp.id == fp.id {
-			s.matchHere(l, eref{l.idx, fu}, r, &fp)
+	if oldest := l.futureMin(); oldest < l.count {
+		if ent := &l.ring[oldest&l.mask]; ent.state == stUnmatched && ent.fp.id == fp.id {
+			s.matchHere(l, entryRef{l.idx, oldest}, r, &fp)
 			return
 		}
 	}
 	s.index()
-	here, wrongHere, elsewhere, wrongAfter, first, firstHere := noEref, noEref, noEref, noEref, noEref, noEref
+	here, wrongHere, elsewhere, wrongAfter, first, firstHere := noEntryRef, noEntryRef, noEntryRef, noEntryRef, noEntryRef, noEntryRef
 	e, ok := s.ids.get(fp.id)
 	if !ok {
-		e = noEref
+		e = noEntryRef
 	}
-	for e != noEref {
+	for e != noEntryRef {
 		ent := s.entry(e)
 		if e.lane == l.idx {
-			if ent.state == stUnmatched && here == noEref {
+			if ent.state == stUnmatched && here == noEntryRef {
 				here = e
 			}
-			if ent.state == stMatchedWrong && wrongHere == noEref {
+			if ent.state == stMatchedWrong && wrongHere == noEntryRef {
 				wrongHere = e
 			}
-			if firstHere == noEref {
+			if firstHere == noEntryRef {
 				firstHere = e
 			}
-		} else if ent.state == stUnmatched && elsewhere == noEref {
+		} else if ent.state == stUnmatched && elsewhere == noEntryRef {
 			elsewhere = e
-		} else if ent.state == stMatchedWrong && wrongAfter == noEref && laneLess(l, s.all[ent.wrongLane]) {
+		} else if ent.state == stMatchedWrong && wrongAfter == noEntryRef && laneLess(l, s.all[ent.wrongLane]) {
 			wrongAfter = e
 		}
-		if first == noEref {
+		if first == noEntryRef {
 			first = e
 		}
 		e = ent.next
 	}
 	switch {
-	case here != noEref:
+	case here != noEntryRef:
 		s.matchHere(l, here, r, &fp)
-	case wrongHere != noEref:
+	case wrongHere != noEntryRef:
 		ent := s.entry(wrongHere)
 		s.b.rekind(int(ent.wrongViol), KindWrongPartition, KindDuplicated, detailDuplicated)
 		if ent.hasCorr {
@@ -344,10 +349,10 @@ func (s *Stream) AddDest(r *Record) {
 			ent.hasCorr = false
 		}
 		s.matchHere(l, wrongHere, r, &fp)
-	case elsewhere != noEref:
+	case elsewhere != noEntryRef:
 		v := viewOf(r)
 		s.pairWrong(elsewhere, l, &v, &fp)
-	case wrongAfter != noEref:
+	case wrongAfter != noEntryRef:
 		// Two copies in wrong partitions: as in Check, the copy in the
 		// first lane (in lane order) is the wrong-partition one, whatever
 		// the order they were read in; the other is a duplicate.
@@ -359,7 +364,7 @@ func (s *Stream) AddDest(r *Record) {
 		}
 		v := viewOf(r)
 		s.pairWrong(wrongAfter, l, &v, &fp)
-	case first != noEref && fp.flags&flagHasID != 0:
+	case first != noEntryRef && fp.flags&flagHasID != 0:
 		v := viewOf(r)
 		s.duplicate(l, &v, cmpOr(firstHere, first))
 	case l.srcOrphans > 0:
@@ -372,15 +377,15 @@ func (s *Stream) AddDest(r *Record) {
 
 // laneLess orders lanes as Check does: by source, then destination
 // partition.
-func laneLess(a, b *slane) bool {
+func laneLess(a, b *streamLane) bool {
 	if c := compareTP(a.src, b.src); c != 0 {
 		return c < 0
 	}
 	return compareTP(a.dst, b.dst) < 0
 }
 
-func cmpOr(a, b eref) eref {
-	if a != noEref {
+func cmpOr(a, b entryRef) entryRef {
+	if a != noEntryRef {
 		return a
 	}
 	return b
@@ -393,7 +398,7 @@ func (s *Stream) invalid(tp TopicPartition, detail string) {
 
 // matchHere pairs destination record r of lane l with windowed source
 // record e of the same lane.
-func (s *Stream) matchHere(l *slane, e eref, r *Record, fp *fingerprint) {
+func (s *Stream) matchHere(l *streamLane, e entryRef, r *Record, fp *fingerprint) {
 	ent := s.entry(e)
 	ent.state = stMatched
 	l.maxMatched = max(l.maxMatched, e.pos)
@@ -406,7 +411,7 @@ func (s *Stream) matchHere(l *slane, e eref, r *Record, fp *fingerprint) {
 		return
 	}
 	it := l.appendOrd()
-	it.pos, it.srcOff, it.pend, it.src = e.pos, ent.offset, -1, *l.view(e.pos)
+	it.pos, it.srcOff, it.pendingIdx, it.src = e.pos, ent.offset, -1, *l.view(e.pos)
 	it.view.set(r)
 	s.checkContent(l, l, ent, l.view(e.pos), &it.view, fp, false)
 	s.tryCut(l, false)
@@ -414,7 +419,7 @@ func (s *Stream) matchHere(l *slane, e eref, r *Record, fp *fingerprint) {
 
 // checkContent reports a corrupted pair; tentative pairs remember the
 // violation so a later copy in the right partition can retract it.
-func (s *Stream) checkContent(sl, l *slane, ent *sentry, sv, dv *recView, fp *fingerprint, tentative bool) {
+func (s *Stream) checkContent(sl, l *streamLane, ent *windowEntry, sv, dv *recView, fp *fingerprint, tentative bool) {
 	f := diff(&ent.fp, fp)
 	if f == 0 {
 		return
@@ -430,7 +435,7 @@ func (s *Stream) checkContent(sl, l *slane, ent *sentry, sv, dv *recView, fp *fi
 // pairWrong pairs destination record (view dv) of lane l with source
 // record e of another lane: wrong-partition, until a copy shows up in
 // e's own lane.
-func (s *Stream) pairWrong(e eref, l *slane, dv *recView, fp *fingerprint) {
+func (s *Stream) pairWrong(e entryRef, l *streamLane, dv *recView, fp *fingerprint) {
 	ent := s.entry(e)
 	sl := s.all[e.lane]
 	ent.state, ent.wrongLane = stMatchedWrong, l.idx
@@ -442,7 +447,7 @@ func (s *Stream) pairWrong(e eref, l *slane, dv *recView, fp *fingerprint) {
 
 // duplicate reports destination record dv of lane l as a second copy of
 // windowed source record e.
-func (s *Stream) duplicate(l *slane, dv *recView, e eref) {
+func (s *Stream) duplicate(l *streamLane, dv *recView, e entryRef) {
 	ent := s.entry(e)
 	sl := s.all[e.lane]
 	s.b.add(Violation{Kind: KindDuplicated, Topic: sl.src.Topic, Partition: sl.src.Partition,
@@ -474,7 +479,7 @@ func (s *Stream) Close() Verdict {
 	}
 	s.closed = true
 	for _, l := range s.all {
-		for l.pHead >= 0 {
+		for l.pendingHead >= 0 {
 			s.popPending(l, false, true)
 		}
 	}

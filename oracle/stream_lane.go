@@ -5,7 +5,7 @@ import (
 	"math"
 )
 
-// slane is the streaming state of one source partition and the
+// streamLane is the streaming state of one source partition and the
 // destination partition that mirrors it.
 //
 // Source side: a ring of the last Window source records, positions
@@ -13,29 +13,29 @@ import (
 // order that are (or may become) first copies of the lane's source
 // records, waiting to be cut into order segments (see order.go); and a
 // FIFO of destination records waiting for their source record.
-type slane struct {
+type streamLane struct {
 	idx      int32
 	src, dst TopicPartition
 	mapped   bool // a replicated source topic feeds this lane
 
-	ring        []sentry  // hot: what matching reads
-	views       []recView // cold: excerpts, same indexes as ring
-	mask        int64
-	base, count int64
-	fu          int64 // every position below fu is matched here or gone
-	maxMatched  int64 // highest source position with a copy here, or -1
-	lastSrc     int64
-	lastDst     int64
-	seenDst     bool
+	ring          []windowEntry // hot: what matching reads
+	views         []recView     // cold: excerpts, same indexes as ring
+	mask          int64
+	base, count   int64
+	firstUncopied int64 // every position below firstUncopied is matched here or gone
+	maxMatched    int64 // highest source position with a copy here, or -1
+	lastSrc       int64
+	lastDst       int64
+	seenDst       bool
 
-	ord        []orditem
+	ord        []orderItem
 	ordHead    int
 	ordBase    int64 // absolute index of ord[0]
 	needFuture int64 // skip cut attempts until futureMin reaches this
 
-	pHead, pTail int32 // FIFO of pending destination records (live or not)
-	pLen         int   // records in the FIFO, decided ones included
-	pLive        int   // records in the FIFO still waiting
+	pendingHead, pendingTail int32 // FIFO of pending destination records (live or not)
+	pendingLen               int   // records in the FIFO, decided ones included
+	pendingLive              int   // records in the FIFO still waiting
 
 	indexed int64 // positions below are in Stream.ids (or gone)
 	dirty   bool  // listed in Stream.dirty
@@ -44,13 +44,13 @@ type slane struct {
 	dstOrphans int // destination records let go unchecked: the source reader was a window behind
 }
 
-func (l *slane) push(window int64) *sentry {
+func (l *streamLane) push(window int64) *windowEntry {
 	if l.count-l.base == int64(len(l.ring)) {
 		n := max(16, 2*len(l.ring))
 		if limit := nextPow2(window); n > limit {
 			n = limit
 		}
-		nr, nv := make([]sentry, n), make([]recView, n)
+		nr, nv := make([]windowEntry, n), make([]recView, n)
 		for p := l.base; p < l.count; p++ {
 			nr[p&int64(n-1)], nv[p&int64(n-1)] = l.ring[p&l.mask], l.views[p&l.mask]
 		}
@@ -61,7 +61,7 @@ func (l *slane) push(window int64) *sentry {
 	return e
 }
 
-func (l *slane) view(pos int64) *recView { return &l.views[pos&l.mask] }
+func (l *streamLane) view(pos int64) *recView { return &l.views[pos&l.mask] }
 
 func nextPow2(n int64) int {
 	p := 1
@@ -73,15 +73,15 @@ func nextPow2(n int64) int {
 
 // futureMin is the smallest source position that may still get its first
 // copy in this lane: no later destination record can come before it.
-func (l *slane) futureMin() int64 {
-	l.fu = max(l.fu, l.base)
-	for l.fu < l.count && l.ring[l.fu&l.mask].state == stMatched {
-		l.fu++
+func (l *streamLane) futureMin() int64 {
+	l.firstUncopied = max(l.firstUncopied, l.base)
+	for l.firstUncopied < l.count && l.ring[l.firstUncopied&l.mask].state == stMatched {
+		l.firstUncopied++
 	}
-	return l.fu
+	return l.firstUncopied
 }
 
-func (l *slane) appendOrd() *orditem {
+func (l *streamLane) appendOrd() *orderItem {
 	switch {
 	case l.ordHead == len(l.ord):
 		l.ordBase += int64(len(l.ord))
@@ -91,13 +91,13 @@ func (l *slane) appendOrd() *orditem {
 		l.ordBase += int64(l.ordHead)
 		l.ord, l.ordHead = l.ord[:n], 0
 	}
-	l.ord = append(l.ord, orditem{})
+	l.ord = append(l.ord, orderItem{})
 	return &l.ord[len(l.ord)-1]
 }
 
-func (l *slane) ordAt(abs int64) *orditem { return &l.ord[abs-l.ordBase] }
+func (l *streamLane) ordAt(abs int64) *orderItem { return &l.ord[abs-l.ordBase] }
 
-func (l *slane) removeOrd(abs int64) {
+func (l *streamLane) removeOrd(abs int64) {
 	l.ordAt(abs).pos = ordRemoved
 	l.needFuture = 0
 }
@@ -110,21 +110,21 @@ func (l *slane) removeOrd(abs int64) {
 func (s *Stream) index() {
 	for _, l := range s.dirty {
 		for p := max(l.indexed, l.base); p < l.count; p++ {
-			s.linkID(l.ring[p&l.mask].fp.id, eref{l.idx, p})
+			s.linkID(l.ring[p&l.mask].fp.id, entryRef{l.idx, p})
 		}
 		l.indexed, l.dirty = l.count, false
 	}
 	s.dirty = s.dirty[:0]
 }
 
-func (s *Stream) linkID(id uint64, e eref) {
+func (s *Stream) linkID(id uint64, e entryRef) {
 	head, ok := s.ids.getOrPut(id, e)
 	if !ok {
 		return
 	}
 	for cur := head; ; {
 		ent := s.entry(cur)
-		if ent.next == noEref {
+		if ent.next == noEntryRef {
 			ent.next = e
 			return
 		}
@@ -132,18 +132,18 @@ func (s *Stream) linkID(id uint64, e eref) {
 	}
 }
 
-func (s *Stream) unlinkID(id uint64, e eref) {
+func (s *Stream) unlinkID(id uint64, e entryRef) {
 	ent := s.entry(e)
 	head, _ := s.ids.get(id)
 	if head == e {
-		if ent.next == noEref {
+		if ent.next == noEntryRef {
 			s.ids.del(id)
 		} else {
 			s.ids.put(id, ent.next)
 		}
 		return
 	}
-	for cur := head; cur != noEref; {
+	for cur := head; cur != noEntryRef; {
 		c := s.entry(cur)
 		if c.next == e {
 			c.next = ent.next
@@ -157,7 +157,7 @@ func (s *Stream) unlinkID(id uint64, e eref) {
 // copied is lost when the destination has copied a later one (or the
 // stream is closing); otherwise the destination is a window behind, which
 // is reported once as lag-exceeded and the record goes unchecked.
-func (s *Stream) evictAt(l *slane, closing bool) {
+func (s *Stream) evictAt(l *streamLane, closing bool) {
 	pos := l.base
 	e := &l.ring[pos&l.mask]
 	if e.state == stUnmatched {
@@ -179,16 +179,16 @@ func (s *Stream) evictAt(l *slane, closing bool) {
 		}
 	}
 	if pos < l.indexed {
-		s.unlinkID(e.fp.id, eref{l.idx, pos})
+		s.unlinkID(e.fp.id, entryRef{l.idx, pos})
 	} else {
 		l.indexed = pos + 1
 	}
 	l.base++
 }
 
-func (s *Stream) evict(l *slane) { s.evictAt(l, false) }
+func (s *Stream) evict(l *streamLane) { s.evictAt(l, false) }
 
-func (s *Stream) lag(l *slane, srcOff, dstOff int64, detail string) {
+func (s *Stream) lag(l *streamLane, srcOff, dstOff int64, detail string) {
 	s.b.add(Violation{Kind: KindLagExceeded, Topic: l.src.Topic, Partition: l.src.Partition, SourceOffset: srcOff,
 		DestTopic: l.dst.Topic, DestPartition: l.dst.Partition, DestOffset: dstOff, Detail: detail})
 }
@@ -198,46 +198,46 @@ func (s *Stream) lag(l *slane, srcOff, dstOff int64, detail string) {
 // be: then r is decided at once. Where r would be (its anchor, plus one)
 // is after the highest source position copied here, and after the
 // destination records before it that are still ahead of the source.
-func (s *Stream) pendDest(l *slane, r *Record, fp *fingerprint) {
-	anchor := l.maxMatched + int64(l.pLive+l.dstOrphans)
+func (s *Stream) pendDest(l *streamLane, r *Record, fp *fingerprint) {
+	anchor := l.maxMatched + int64(l.pendingLive+l.dstOrphans)
 	if l.mapped && l.count >= anchor+1+s.window {
 		v := viewOf(r)
 		s.extra(l, &v, fp)
 		return
 	}
 	var pi int32
-	if n := len(s.free); n > 0 {
-		pi, s.free = s.free[n-1], s.free[:n-1]
+	if n := len(s.freePending); n > 0 {
+		pi, s.freePending = s.freePending[n-1], s.freePending[:n-1]
 	} else {
-		s.pd = append(s.pd, pdest{})
-		pi = int32(len(s.pd) - 1)
+		s.pending = append(s.pending, pendingDest{})
+		pi = int32(len(s.pending) - 1)
 	}
-	p := &s.pd[pi]
-	*p = pdest{fp: *fp, lane: l.idx, anchor: anchor, next: -1, fifoNext: -1, live: true}
+	p := &s.pending[pi]
+	*p = pendingDest{fp: *fp, lane: l.idx, anchor: anchor, next: -1, fifoNext: -1, live: true}
 	p.view.set(r)
 	it := l.appendOrd()
-	it.pos, it.pend, it.view = ordUnresolved, pi, p.view
-	p.ordIdx = l.ordBase + int64(len(l.ord)-1)
-	if head, ok := s.pend[fp.id]; ok {
+	it.pos, it.pendingIdx, it.view = ordUnresolved, pi, p.view
+	p.orderIdx = l.ordBase + int64(len(l.ord)-1)
+	if head, ok := s.pendingByID[fp.id]; ok {
 		cur := head
-		for s.pd[cur].next >= 0 {
-			cur = s.pd[cur].next
+		for s.pending[cur].next >= 0 {
+			cur = s.pending[cur].next
 		}
-		s.pd[cur].next = pi
+		s.pending[cur].next = pi
 	} else {
-		s.pend[fp.id] = pi
+		s.pendingByID[fp.id] = pi
 	}
-	if l.pTail >= 0 {
-		s.pd[l.pTail].fifoNext = pi
+	if l.pendingTail >= 0 {
+		s.pending[l.pendingTail].fifoNext = pi
 	} else {
-		l.pHead = pi
+		l.pendingHead = pi
 	}
-	l.pTail = pi
-	l.pLen++
-	l.pLive++
+	l.pendingTail = pi
+	l.pendingLen++
+	l.pendingLive++
 	// At most Window records wait; decided ones leave when they reach the
 	// head, and in any case the list stays within 4*Window.
-	for int64(l.pLive) > s.window || int64(l.pLen) > 4*s.window {
+	for int64(l.pendingLive) > s.window || int64(l.pendingLen) > 4*s.window {
 		s.popPending(l, true, false)
 	}
 }
@@ -247,23 +247,23 @@ func (s *Stream) pendDest(l *slane, r *Record, fp *fingerprint) {
 // with: the oldest in lane li, else the oldest in the first lane in lane
 // order (as Check pairs them); -1 if none.
 func (s *Stream) takePending(id uint64, li int32) int32 {
-	head, ok := s.pend[id]
+	head, ok := s.pendingByID[id]
 	if !ok {
 		return -1
 	}
 	pick := head
-	for cur := head; cur >= 0; cur = s.pd[cur].next {
-		if s.pd[cur].lane == li {
+	for cur := head; cur >= 0; cur = s.pending[cur].next {
+		if s.pending[cur].lane == li {
 			pick = cur
 			break
 		}
-		if laneLess(s.all[s.pd[cur].lane], s.all[s.pd[pick].lane]) {
+		if laneLess(s.all[s.pending[cur].lane], s.all[s.pending[pick].lane]) {
 			pick = cur
 		}
 	}
 	s.unlinkPending(id, pick)
-	s.pd[pick].live = false
-	s.all[s.pd[pick].lane].pLive--
+	s.pending[pick].live = false
+	s.all[s.pending[pick].lane].pendingLive--
 	return pick
 }
 
@@ -274,30 +274,30 @@ func (s *Stream) takePending(id uint64, li int32) int32 {
 func (s *Stream) takeCopies(id uint64) {
 	s.copies = s.copies[:0]
 	for {
-		head, ok := s.pend[id]
+		head, ok := s.pendingByID[id]
 		if !ok {
 			return
 		}
 		s.unlinkPending(id, head)
-		s.pd[head].live = false
-		s.all[s.pd[head].lane].pLive--
+		s.pending[head].live = false
+		s.all[s.pending[head].lane].pendingLive--
 		s.copies = append(s.copies, head)
 	}
 }
 
 func (s *Stream) unlinkPending(id uint64, pi int32) {
-	head := s.pend[id]
+	head := s.pendingByID[id]
 	if head == pi {
-		if next := s.pd[pi].next; next >= 0 {
-			s.pend[id] = next
+		if next := s.pending[pi].next; next >= 0 {
+			s.pendingByID[id] = next
 		} else {
-			delete(s.pend, id)
+			delete(s.pendingByID, id)
 		}
 		return
 	}
-	for cur := head; cur >= 0; cur = s.pd[cur].next {
-		if s.pd[cur].next == pi {
-			s.pd[cur].next = s.pd[pi].next
+	for cur := head; cur >= 0; cur = s.pending[cur].next {
+		if s.pending[cur].next == pi {
+			s.pending[cur].next = s.pending[pi].next
 			return
 		}
 	}
@@ -305,19 +305,19 @@ func (s *Stream) unlinkPending(id uint64, pi int32) {
 
 // matchPending pairs the new source record at position pos of lane l with
 // waiting destination record pi.
-func (s *Stream) matchPending(l *slane, pos int64, pi int32) {
-	p := &s.pd[pi]
+func (s *Stream) matchPending(l *streamLane, pos int64, pi int32) {
+	p := &s.pending[pi]
 	dl := s.all[p.lane]
 	ent := &l.ring[pos&l.mask]
 	if dl != l {
-		dl.removeOrd(p.ordIdx)
-		s.pairWrong(eref{l.idx, pos}, dl, &p.view, &p.fp)
+		dl.removeOrd(p.orderIdx)
+		s.pairWrong(entryRef{l.idx, pos}, dl, &p.view, &p.fp)
 		s.tryCut(dl, false)
 		return
 	}
 	ent.state = stMatched
-	it := l.ordAt(p.ordIdx)
-	it.pos, it.srcOff, it.pend, it.src = pos, ent.offset, -1, *l.view(pos)
+	it := l.ordAt(p.orderIdx)
+	it.pos, it.srcOff, it.pendingIdx, it.src = pos, ent.offset, -1, *l.view(pos)
 	l.needFuture = 0
 	s.checkContent(l, l, ent, l.view(pos), &p.view, &p.fp, false)
 	l.maxMatched = max(l.maxMatched, pos)
@@ -325,9 +325,9 @@ func (s *Stream) matchPending(l *slane, pos int64, pi int32) {
 
 // expire decides the waiting destination records of l whose source record
 // would have come by the time l holds count source records.
-func (s *Stream) expire(l *slane, count int64) {
-	for l.pHead >= 0 {
-		p := &s.pd[l.pHead]
+func (s *Stream) expire(l *streamLane, count int64) {
+	for l.pendingHead >= 0 {
+		p := &s.pending[l.pendingHead]
 		if p.live && count < p.anchor+1+s.window {
 			return
 		}
@@ -338,19 +338,19 @@ func (s *Stream) expire(l *slane, count int64) {
 // popPending removes the head of l's waiting list. A live record is
 // decided (extra), unless it is pushed out by capacity while the source
 // reader is behind: then it goes unchecked.
-func (s *Stream) popPending(l *slane, capacity, closing bool) {
-	pi := l.pHead
-	p := &s.pd[pi]
-	l.pHead = p.fifoNext
-	if l.pHead < 0 {
-		l.pTail = -1
+func (s *Stream) popPending(l *streamLane, capacity, closing bool) {
+	pi := l.pendingHead
+	p := &s.pending[pi]
+	l.pendingHead = p.fifoNext
+	if l.pendingHead < 0 {
+		l.pendingTail = -1
 	}
-	l.pLen--
+	l.pendingLen--
 	if p.live {
 		p.live = false
-		l.pLive--
+		l.pendingLive--
 		s.unlinkPending(p.fp.id, pi)
-		l.removeOrd(p.ordIdx)
+		l.removeOrd(p.orderIdx)
 		if capacity && l.mapped && !closing {
 			if l.dstOrphans == 0 {
 				s.lag(l, NoOffset, p.view.offset, fmt.Sprintf(
@@ -363,17 +363,17 @@ func (s *Stream) popPending(l *slane, capacity, closing bool) {
 		}
 		s.tryCut(l, closing)
 	}
-	s.free = append(s.free, pi)
+	s.freePending = append(s.freePending, pi)
 }
 
 // extra decides destination record dv of lane l that pairs with no source
 // record: duplicated when its identity is in the window, else
 // aborted-visible or phantom.
-func (s *Stream) extra(l *slane, dv *recView, fp *fingerprint) {
+func (s *Stream) extra(l *streamLane, dv *recView, fp *fingerprint) {
 	s.index()
 	if head, ok := s.ids.get(fp.id); ok {
 		pick := head
-		for cur := head; cur != noEref; cur = s.entry(cur).next {
+		for cur := head; cur != noEntryRef; cur = s.entry(cur).next {
 			if cur.lane == l.idx {
 				pick = cur
 				break
@@ -393,7 +393,7 @@ func (s *Stream) extra(l *slane, dv *recView, fp *fingerprint) {
 
 // tryCut emits every complete order segment at the front of l's order
 // buffer; final says no source record can still get a copy.
-func (s *Stream) tryCut(l *slane, final bool) {
+func (s *Stream) tryCut(l *streamLane, final bool) {
 	for l.ordHead < len(l.ord) && l.ord[l.ordHead].pos == ordRemoved {
 		l.ordHead++
 	}
@@ -413,17 +413,17 @@ func (s *Stream) tryCut(l *slane, final bool) {
 		return
 	}
 	n := len(live)
-	if cap(s.suf) < n+1 {
-		s.suf = make([]int64, n+1)
+	if cap(s.suffixMin) < n+1 {
+		s.suffixMin = make([]int64, n+1)
 	}
-	suf := s.suf[:n+1]
-	suf[n] = math.MaxInt64
+	suffixMin := s.suffixMin[:n+1]
+	suffixMin[n] = math.MaxInt64
 	for i := n - 1; i >= 0; i-- {
 		v := live[i].pos
 		if v < 0 {
 			v = math.MaxInt64
 		}
-		suf[i] = min(v, suf[i+1])
+		suffixMin[i] = min(v, suffixMin[i+1])
 	}
 	mx, start, need := int64(-1), 0, int64(0)
 	for i := 0; i < n; i++ {
@@ -436,7 +436,7 @@ func (s *Stream) tryCut(l *slane, final bool) {
 			continue
 		}
 		mx = max(mx, v)
-		if mx < suf[i+1] {
+		if mx < suffixMin[i+1] {
 			if mx >= fm {
 				need = mx + 1
 				break
@@ -450,7 +450,7 @@ func (s *Stream) tryCut(l *slane, final bool) {
 }
 
 // emit reports the reordered records of one complete order segment.
-func (s *Stream) emit(l *slane, items []orditem) {
+func (s *Stream) emit(l *streamLane, items []orderItem) {
 	s.seg, s.at = s.seg[:0], s.at[:0]
 	for i := range items {
 		if items[i].pos >= 0 {
