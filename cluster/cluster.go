@@ -201,7 +201,7 @@ func available(ctx context.Context, kind Kind) error {
 	case InProcess:
 		return nil
 	case Local:
-		_, err := findJava(ctx)
+		_, err := FindJava(ctx)
 		return err
 	case Testcontainers:
 		return containersAvailable(ctx)

@@ -96,9 +96,9 @@ func EnsureJars(ctx context.Context) (string, error) {
 
 var javaVersionRE = regexp.MustCompile(`version "(\d+)(?:\.(\d+))?`)
 
-// findJava returns a java binary of version 17 or newer: $JAVA_HOME/bin/java
+// FindJava returns a java binary of version 17 or newer: $JAVA_HOME/bin/java
 // first, then java on PATH.
-func findJava(ctx context.Context) (string, error) {
+func FindJava(ctx context.Context) (string, error) {
 	var candidates []string
 	if h := os.Getenv("JAVA_HOME"); h != "" {
 		candidates = append(candidates, filepath.Join(h, "bin", "java"))

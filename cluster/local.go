@@ -73,7 +73,7 @@ func startLocal(ctx context.Context, spec Spec) (c Cluster, err error) {
 // startLocalWith is startLocal with an optional SECURE listener
 // (security.go).
 func startLocalWith(ctx context.Context, spec Spec, sec *SecureListener) (c Cluster, err error) {
-	java, err := findJava(ctx)
+	java, err := FindJava(ctx)
 	if err != nil {
 		return nil, err
 	}
