@@ -12,6 +12,7 @@ import (
 	"github.com/reo-kafka/reo/chaos"
 	"github.com/reo-kafka/reo/cluster"
 	"github.com/reo-kafka/reo/cluster/kafkatest"
+	"github.com/reo-kafka/reo/systems"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -214,8 +215,9 @@ func TestProcessFaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The test binary itself is the child: it sleeps in TestHelperSleep.
-	f := &chaos.Fleet{Bin: sleep, Args: func(int) []string { return []string{"-test.run=^TestHelperSleep$"} },
-		Env: []string{"REO_CHAOS_SLEEP=1"}}
+	f := &systems.Fleet{Cmd: func(int) (systems.Cmd, error) {
+		return systems.Cmd{Path: sleep, Args: []string{"-test.run=^TestHelperSleep$"}, Env: []string{"REO_CHAOS_SLEEP=1"}}, nil
+	}}
 	defer f.StopAll(5 * time.Second)
 	ctx := context.Background()
 	first, err := f.Start(0)

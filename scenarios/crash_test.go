@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reo-kafka/reo/chaos"
 	"github.com/reo-kafka/reo/cluster"
 	"github.com/reo-kafka/reo/cluster/kafkatest"
 	"github.com/reo-kafka/reo/reports"
 	"github.com/reo-kafka/reo/scenarios"
+	"github.com/reo-kafka/reo/systems"
 )
 
 // ciSeed is the base seed under CI=true: a landing gate replays the same
@@ -39,18 +39,13 @@ func seed(t *testing.T) uint64 {
 	return uint64(time.Now().UnixNano())
 }
 
+// replicateArgs is reo's command line for one topic with the harness's
+// settings (systems.HarnessFlags).
 func replicateArgs(src, dst cluster.Cluster, topic, name, metricsAddr string, extra ...string) []string {
-	args := []string{"replicate",
-		"--source-bootstrap", strings.Join(src.Bootstrap(), ","),
-		"--dest-bootstrap", strings.Join(dst.Bootstrap(), ","),
-		"--topics", "^" + topic + "$",
-		"--name", name,
-		"--commit-interval", "50ms",
-		"--session-timeout", "6s",
-		"--topic-refresh-interval", "1s",
-		"--metrics-addr", metricsAddr,
-	}
-	return append(args, extra...)
+	f := systems.HarnessFlags()
+	f.SourceBootstrap, f.DestBootstrap = strings.Join(src.Bootstrap(), ","), strings.Join(dst.Bootstrap(), ",")
+	f.Topics, f.Name, f.MetricsAddr, f.Extra = "^"+topic+"$", name, metricsAddr, extra
+	return f.Args()
 }
 
 // TestCrashLoop proves the exactly-once invariant across SIGKILL: while a
@@ -90,7 +85,7 @@ func TestCrashLoop(t *testing.T) {
 			const kills = 20
 			for i := range kills {
 				addr := freeAddr(t)
-				inst, err := chaos.StartInstance(fmt.Sprintf("reo-%d", i), bin, replicateArgs(src, dst, topic, name, addr), nil)
+				inst, err := systems.StartInstance(fmt.Sprintf("reo-%d", i), bin, replicateArgs(src, dst, topic, name, addr), nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -120,7 +115,7 @@ func TestCrashLoop(t *testing.T) {
 			t.Logf("workload: %d operations, %d records attempted, %d transactions", wl.Ops(), len(hist.Writes), len(hist.Txns))
 
 			addr := freeAddr(t)
-			final, err := chaos.StartInstance("reo-final", bin, replicateArgs(src, dst, topic, name, addr), nil)
+			final, err := systems.StartInstance("reo-final", bin, replicateArgs(src, dst, topic, name, addr), nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/reo-kafka/reo/cluster"
 	"github.com/reo-kafka/reo/scenarios"
+	"github.com/reo-kafka/reo/systems"
 )
 
 // drawnCount is how many drawn scenarios each provider runs in the default
@@ -32,12 +33,25 @@ func drawnCount(t *testing.T, kind cluster.Kind) int {
 // replay command and a saved report, unless the verdict is clean.
 func runScenario(t *testing.T, kind cluster.Kind, sc scenarios.Scenario) {
 	t.Helper()
+	runScenarioOn(t, reoEnv(t, kind), sc)
+}
+
+// reoEnv is reo, built from this tree with the harness's settings, on a
+// pair of clusters of kind.
+func reoEnv(t *testing.T, kind cluster.Kind) scenarios.Env {
 	src, dst := pair(t, kind)
+	return scenarios.Env{Source: src, Dest: dst, System: systems.Reo{Bin: reoBinary(t), Flags: systems.HarnessFlags()}, Provider: string(kind)}
+}
+
+// runScenarioOn runs sc on env (see runScenario).
+func runScenarioOn(t *testing.T, env scenarios.Env, sc scenarios.Scenario) {
+	t.Helper()
+	kind := env.Provider
 	replay := fmt.Sprintf("REO_SEED=%d REO_KAFKA=%s go test ./scenarios -run '%s'", sc.Seed, kind, t.Name())
 	t.Logf("%s\nreplay: %s", sc, replay)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	res, err := scenarios.Run(ctx, scenarios.Env{Source: src, Dest: dst, Bin: reoBinary(t), Provider: string(kind)}, sc)
+	res, err := scenarios.Run(ctx, env, sc)
 	if res == nil {
 		t.Fatalf("scenario could not run: %v\nreplay: %s", err, replay)
 	}
@@ -59,9 +73,10 @@ func TestDrawnScenarios(t *testing.T) {
 		for i := range drawnCount(t, kind) {
 			s := base + uint64(i)
 			t.Run(fmt.Sprintf("%s/seed=%d", kind, s), func(t *testing.T) {
-				sc := scenarios.Gen(1, kind == cluster.InProcess).Example(int(s))
+				env := reoEnv(t, kind)
+				sc := scenarios.Gen(env.Target()).Example(int(s))
 				sc.Seed = s
-				runScenario(t, kind, sc)
+				runScenarioOn(t, env, sc)
 			})
 		}
 	}

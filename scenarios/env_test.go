@@ -15,11 +15,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reo-kafka/reo/chaos"
 	"github.com/reo-kafka/reo/cluster"
 	"github.com/reo-kafka/reo/oracle"
 	"github.com/reo-kafka/reo/reports"
 	"github.com/reo-kafka/reo/scenarios"
+	"github.com/reo-kafka/reo/systems"
 )
 
 func TestMain(m *testing.M) { cluster.RunTests(m) }
@@ -60,7 +60,7 @@ func cachedBuild(t *testing.T, name string, build func(ctx context.Context, root
 }
 
 // reoBinary builds cmd/reo once per test binary.
-func reoBinary(t *testing.T) string { return cachedBuild(t, "reo", chaos.BuildReo) }
+func reoBinary(t *testing.T) string { return cachedBuild(t, "reo", systems.BuildReo) }
 
 // kinds returns the providers a scenario runs on: in-process always, and
 // the best real provider available (REO_KAFKA decides when set).
@@ -145,7 +145,7 @@ func metric(addr, name string) (float64, error) {
 
 // waitMetric polls until metric name at addr satisfies ok, the instance
 // exits, or ctx ends.
-func waitMetric(ctx context.Context, inst *chaos.Instance, addr, name string, ok func(float64) bool) error {
+func waitMetric(ctx context.Context, inst *systems.Instance, addr, name string, ok func(float64) bool) error {
 	for {
 		if v, err := metric(addr, name); err == nil && ok(v) {
 			return nil

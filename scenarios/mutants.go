@@ -2,11 +2,8 @@ package scenarios
 
 import (
 	"context"
-	"fmt"
-	"os/exec"
-	"path/filepath"
 
-	"github.com/reo-kafka/reo/chaos"
+	"github.com/reo-kafka/reo/systems"
 )
 
 // BuildMutant compiles the deliberately broken replicator in
@@ -17,7 +14,7 @@ import (
 // catch every mode. It fails when the build does, with the compiler's
 // output.
 func BuildMutant(ctx context.Context, repoRoot, dir string) (string, error) {
-	return chaos.Build(ctx, repoRoot, dir, "./scenarios/internal/mutant", "reo-mutant")
+	return systems.Build(ctx, repoRoot, dir, "./scenarios/internal/mutant", "reo-mutant")
 }
 
 // NoIdentityTag is the build tag that makes cmd/reo ignore every identity
@@ -30,13 +27,7 @@ const NoIdentityTag = "reo_mutant_noidentity"
 // reo-noidentity and returns the binary's path: the real replicator minus
 // its identity checks, a mutant the operator scenarios must catch.
 func BuildReoNoIdentity(ctx context.Context, repoRoot, dir string) (string, error) {
-	bin := filepath.Join(dir, "reo-noidentity")
-	cmd := exec.CommandContext(ctx, "go", "build", "-tags", NoIdentityTag, "-o", bin, "./cmd/reo")
-	cmd.Dir = repoRoot
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build ./cmd/reo -tags %s: %w\n%s", NoIdentityTag, err, out)
-	}
-	return bin, nil
+	return systems.Build(ctx, repoRoot, dir, "./cmd/reo", "reo-noidentity", NoIdentityTag)
 }
 
 // The build tags of reo's group offset sync mutants (replicator/mutant_*.go),
@@ -53,11 +44,5 @@ const (
 // BuildReoTagged compiles cmd/reo with the build tag tag into dir as
 // reo-<tag> and returns the binary's path.
 func BuildReoTagged(ctx context.Context, repoRoot, dir, tag string) (string, error) {
-	bin := filepath.Join(dir, "reo-"+tag)
-	cmd := exec.CommandContext(ctx, "go", "build", "-tags", tag, "-o", bin, "./cmd/reo")
-	cmd.Dir = repoRoot
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build ./cmd/reo -tags %s: %w\n%s", tag, err, out)
-	}
-	return bin, nil
+	return systems.Build(ctx, repoRoot, dir, "./cmd/reo", "reo-"+tag, tag)
 }

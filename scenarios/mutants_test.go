@@ -8,12 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reo-kafka/reo/chaos"
 	"github.com/reo-kafka/reo/cluster"
 	"github.com/reo-kafka/reo/cluster/kafkatest"
 	"github.com/reo-kafka/reo/oracle"
 	"github.com/reo-kafka/reo/reports"
 	"github.com/reo-kafka/reo/scenarios"
+	"github.com/reo-kafka/reo/systems"
 )
 
 // mutantBinary builds scenarios/internal/mutant once per test binary.
@@ -80,20 +80,20 @@ func runMutant(t *testing.T, bin string, kind cluster.Kind, m mutant) {
 	go func() { wdone <- wl.Run(wctx, src.ClientOpts(), 0) }()
 	defer wstop()
 
-	var insts []*chaos.Instance
+	var insts []*systems.Instance
 	defer func() {
 		for _, in := range insts {
 			_ = in.Kill()
 		}
 	}()
-	start := func(name string, extra ...string) *chaos.Instance {
+	start := func(name string, extra ...string) *systems.Instance {
 		t.Helper()
 		args := append([]string{"--mode", m.mode,
 			"--source-bootstrap", strings.Join(src.Bootstrap(), ","),
 			"--dest-bootstrap", strings.Join(dst.Bootstrap(), ","),
 			"--topic", topic, "--group", topic, "--seed", fmt.Sprint(s),
 		}, extra...)
-		in, err := chaos.StartInstance(name, bin, args, nil)
+		in, err := systems.StartInstance(name, bin, args, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -213,7 +213,7 @@ func unexpected(m mutant, v oracle.Verdict) []string {
 }
 
 // waitCopying waits until in has produced its first batch.
-func waitCopying(ctx context.Context, in *chaos.Instance) error {
+func waitCopying(ctx context.Context, in *systems.Instance) error {
 	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
 	for !strings.Contains(in.Output(), "msg=copying") {

@@ -24,13 +24,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reo-kafka/reo/chaos"
 	"github.com/reo-kafka/reo/cluster"
 	"github.com/reo-kafka/reo/cluster/kafkatest"
 	"github.com/reo-kafka/reo/oracle"
 	"github.com/reo-kafka/reo/replicator"
 	"github.com/reo-kafka/reo/reports"
 	"github.com/reo-kafka/reo/scenarios"
+	"github.com/reo-kafka/reo/systems"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -459,7 +459,7 @@ type op struct {
 
 // reoProc is one reo process and its metrics address.
 type reoProc struct {
-	*chaos.Instance
+	*systems.Instance
 	addr string
 }
 
@@ -564,7 +564,7 @@ func (o *op) marked(c cluster.Cluster, topic string, partitions []int32, label s
 func (o *op) reo(label, bin string, src, dst cluster.Cluster, topic string, extra ...string) *reoProc {
 	o.t.Helper()
 	addr := freeAddr(o.t)
-	in, err := chaos.StartInstance(label, bin, replicateArgs(src, dst, topic, o.name, addr, extra...), nil)
+	in, err := systems.StartInstance(label, bin, replicateArgs(src, dst, topic, o.name, addr, extra...), nil)
 	if err != nil {
 		o.t.Fatal(err)
 	}

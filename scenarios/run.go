@@ -1,13 +1,12 @@
 package scenarios
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
-	"strconv"
+	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,29 +15,36 @@ import (
 	"github.com/reo-kafka/reo/chaos"
 	"github.com/reo-kafka/reo/cluster"
 	"github.com/reo-kafka/reo/cluster/kafkatest"
+	"github.com/reo-kafka/reo/internal/promscrape"
 	"github.com/reo-kafka/reo/oracle"
 	"github.com/reo-kafka/reo/reports"
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/reo-kafka/reo/systems"
 )
 
 // runSeq keeps topic names apart when one process replays a seed twice on
 // shared clusters.
 var runSeq atomic.Int64
 
-// Env is where scenarios run: two clusters and the reo binary.
+// Env is where scenarios run: two clusters and the system under test.
 type Env struct {
 	Source, Dest cluster.Cluster
-	Bin          string
+	// System is the replicator under test: reo (any build), the pipe,
+	// MirrorMaker 2, a mutant or a command (package systems).
+	System systems.System
 	// Provider names the cluster provider, for reports.
 	Provider string
-	// Mutant, when set, runs a deliberately broken replicator instead of
-	// reo: Bin is then the binary BuildMutant made and Mutant its --mode.
-	// A mutant copies the first topic only and runs as one instance (its
-	// group member id is fixed); it serves no metrics.
-	Mutant string
+}
+
+// Target is what env offers a scenario: its clusters' kind and size and
+// the system's capabilities.
+func (env Env) Target() Target {
+	_, control := env.Source.(cluster.BrokerControl)
+	return Target{
+		InProcess:     env.Provider == string(cluster.InProcess),
+		Brokers:       min(len(env.Source.Brokers()), len(env.Dest.Brokers())),
+		BrokerControl: control && env.Provider != string(cluster.InProcess),
+		Caps:          env.System.Caps(),
+	}
 }
 
 // Result is a finished run: its verdict, timeline and report.
@@ -58,10 +64,12 @@ func (r *Result) OK() bool { return r.Verdict.OK() }
 type run struct {
 	env     Env
 	sc      Scenario
+	tg      Target
+	caps    systems.Caps
+	sysName string
 	prefix  string
 	start   time.Time
-	fleet   *chaos.Fleet
-	addrs   []string
+	fleet   *systems.Fleet
 	scale   int
 	faults  int
 	topics  []string
@@ -82,21 +90,20 @@ func (r *run) event(kind, target, detail string) {
 
 // Run executes sc against env and returns its verdict. An error means the
 // run could not be carried out or an instance misbehaved (exited on
-// SIGTERM with an error); a clean run with violations returns a Result
-// whose verdict names them.
+// SIGTERM with an error although its system promises a clean stop); a
+// clean run with violations returns a Result whose verdict names them.
 func Run(ctx context.Context, env Env, sc Scenario) (*Result, error) {
-	r := &run{env: env, sc: sc, prefix: fmt.Sprintf("sc%d-%d-", sc.Seed%1_000_000_007, runSeq.Add(1)), start: time.Now()}
-	for range 3 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		r.addrs = append(r.addrs, ln.Addr().String())
-		ln.Close()
+	if env.System == nil {
+		return nil, errors.New("scenarios: Env.System is nil")
 	}
-	r.fleet = &chaos.Fleet{Bin: env.Bin, Args: r.args}
-	defer r.fleet.StopAll(15 * time.Second)
-
+	r := &run{env: env, sc: sc, tg: env.Target(), prefix: fmt.Sprintf("sc%d-%d-", sc.Seed%1_000_000_007, runSeq.Add(1)), start: time.Now()}
+	r.caps, r.sysName = r.tg.Caps, env.System.Name()
+	r.sc.System = r.sysName
+	dir, err := os.MkdirTemp("", "reo-scenario-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
 	var wctx context.Context
 	wctx, r.wstop = context.WithCancel(ctx)
 	r.wctx = wctx
@@ -104,6 +111,14 @@ func Run(ctx context.Context, env Env, sc Scenario) (*Result, error) {
 	if err := r.newTopic(ctx, sc.Profile.Partitions, sc.Profile); err != nil {
 		return nil, err
 	}
+	rep := systems.Replication{Source: env.Source, Dest: env.Dest, Name: r.prefix + "r", Dir: dir, Seed: sc.Seed,
+		Topics: "^" + r.prefix + "t[0-9]+$"}
+	if !r.caps.NewTopics {
+		rep.Topics = "^" + regexp.QuoteMeta(r.topics[0]) + "$"
+	}
+	r.fleet = systems.NewFleet(env.System, rep)
+	defer r.fleet.StopAll(15 * time.Second)
+
 	if err := r.setScale(ctx, sc.Instances); err != nil {
 		return nil, err
 	}
@@ -139,17 +154,17 @@ func Run(ctx context.Context, env Env, sc Scenario) (*Result, error) {
 	sstop()
 	for _, slot := range r.fleet.Running() {
 		tctx, tcancel := context.WithTimeout(ctx, 15*time.Second)
-		if err := r.fleet.Stop(tctx, slot); err != nil {
-			r.failure = append(r.failure, fmt.Sprintf("reo-%d did not exit 0 on SIGTERM at the end: %v", slot, err))
+		if err := r.fleet.Stop(tctx, slot); err != nil && r.caps.CleanStop {
+			r.failure = append(r.failure, fmt.Sprintf("%s-%d did not exit 0 on SIGTERM at the end: %v", r.sysName, slot, err))
 		}
 		tcancel()
 	}
 	if cerr != nil {
 		r.failure = append(r.failure, "converge: "+cerr.Error())
 	}
-	res := &Result{Scenario: sc, Verdict: conv.Verdict, Faults: r.faults, Records: len(hist.Writes)}
+	res := &Result{Scenario: r.sc, Verdict: conv.Verdict, Faults: r.faults, Records: len(hist.Writes)}
 	res.Report = &reports.Report{
-		Name: sc.Name, Seed: sc.Seed, Provider: env.Provider, Started: r.start, Scenario: sc.JSON(),
+		Name: sc.Name, Seed: sc.Seed, Provider: env.Provider, Started: r.start, Scenario: r.sc.JSON(),
 		Timeline: r.events, Logs: r.fleet.Logs(), Mapping: oracle.IdentityMapping(), History: hist,
 		Source: conv.Source, Dest: conv.Dest, Verdict: conv.Verdict,
 	}
@@ -159,36 +174,17 @@ func Run(ctx context.Context, env Env, sc Scenario) (*Result, error) {
 	return res, nil
 }
 
-func (r *run) args(slot int) []string {
-	if r.env.Mutant != "" {
-		return []string{"--mode", r.env.Mutant,
-			"--source-bootstrap", strings.Join(r.env.Source.Bootstrap(), ","),
-			"--dest-bootstrap", strings.Join(r.env.Dest.Bootstrap(), ","),
-			"--topic", r.topics[0], "--group", r.prefix + "g", "--seed", strconv.FormatUint(r.sc.Seed, 10)}
-	}
-	return []string{"replicate",
-		"--source-bootstrap", strings.Join(r.env.Source.Bootstrap(), ","),
-		"--dest-bootstrap", strings.Join(r.env.Dest.Bootstrap(), ","),
-		"--topics", "^" + r.prefix + "t[0-9]+$",
-		"--name", r.prefix + "r",
-		"--instance-id", fmt.Sprintf("reo-%d", slot),
-		"--commit-interval", "50ms",
-		"--session-timeout", "6s",
-		"--topic-refresh-interval", "1s",
-		"--metrics-addr", r.addrs[slot],
-	}
-}
-
-// startSlot starts an instance and waits until it serves /healthz, so its
-// signal handlers are installed before any process fault reaches it.
+// startSlot starts an instance and, for a system that serves reo's
+// metrics, waits until it serves /healthz, so its signal handlers are
+// installed before any process fault reaches it.
 func (r *run) startSlot(ctx context.Context, slot int) error {
 	in, err := r.fleet.Start(slot)
-	if err != nil || r.env.Mutant != "" {
+	if err != nil || !r.caps.Metrics {
 		return err
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		resp, err := scrapeClient.Get("http://" + r.addrs[slot] + "/healthz")
+		resp, err := scrapeClient.Get("http://" + in.Metrics + "/healthz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -199,7 +195,7 @@ func (r *run) startSlot(ctx context.Context, slot int) error {
 			return nil // it stopped by itself; the verdict and logs will say why
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("reo-%d serves no /healthz 30s after start", slot)
+			return fmt.Errorf("%s-%d serves no /healthz 30s after start", r.sysName, slot)
 		}
 		if err := sleepCtx(ctx, 20*time.Millisecond); err != nil {
 			return err
@@ -230,23 +226,26 @@ func (r *run) newTopic(ctx context.Context, partitions int32, p Profile) error {
 	return nil
 }
 
+// setScale runs n instances (at most what the system allows).
 func (r *run) setScale(ctx context.Context, n int) error {
+	n = min(n, max(r.caps.MaxInstances, 1))
 	for slot := range 3 {
 		in := r.fleet.Instance(slot)
 		running := in != nil && in.Running()
+		name := fmt.Sprintf("%s-%d", r.sysName, slot)
 		switch {
 		case slot < n && !running:
 			if err := r.startSlot(ctx, slot); err != nil {
 				return err
 			}
-			r.event("start", fmt.Sprintf("reo-%d", slot), "")
+			r.event("start", name, "")
 		case slot >= n && running:
 			tctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 			err := r.fleet.Stop(tctx, slot)
 			cancel()
-			r.event("stop", fmt.Sprintf("reo-%d", slot), "scale down")
-			if err != nil {
-				r.failure = append(r.failure, fmt.Sprintf("reo-%d did not exit 0 on SIGTERM (scale down): %v", slot, err))
+			r.event("stop", name, "scale down")
+			if err != nil && r.caps.CleanStop {
+				r.failure = append(r.failure, fmt.Sprintf("%s did not exit 0 on SIGTERM (scale down): %v", name, err))
 			}
 		}
 	}
@@ -306,139 +305,18 @@ func (r *run) netFault(st Step) (chaos.Fault, error) {
 	return nil, fmt.Errorf("unknown network fault %q", st.Fault)
 }
 
-var requestFaults = map[string]struct {
-	key kmsg.Key
-	err *kerr.Error
-}{
-	"Produce":            {kmsg.Produce, kerr.NotEnoughReplicas},
-	"EndTxn":             {kmsg.EndTxn, kerr.ConcurrentTransactions},
-	"InitProducerID":     {kmsg.InitProducerID, kerr.CoordinatorLoadInProgress},
-	"AddPartitionsToTxn": {kmsg.AddPartitionsToTxn, kerr.ConcurrentTransactions},
-	"Fetch":              {kmsg.Fetch, kerr.NotLeaderForPartition},
-}
-
+// step runs one step: a lookup in the faults table. A literal step whose
+// fault is not available on this target is skipped, with an event.
 func (r *run) step(ctx context.Context, st Step) error {
-	slot := fmt.Sprintf("reo-%d", st.Slot)
-	switch st.Action {
-	case Wait:
-		r.event("wait", "", st.Dur.String())
-		return sleepCtx(ctx, st.Dur)
-	case NetFault, RequestFault:
-		var f chaos.Fault
-		if st.Action == NetFault {
-			var err error
-			if f, err = r.netFault(st); err != nil {
-				return err
-			}
-		} else {
-			rf, ok := requestFaults[st.Request]
-			if !ok {
-				return fmt.Errorf("unknown request fault %q", st.Request)
-			}
-			if !r.sc.InProcess {
-				r.event("skip", st.String(), "request faults need in-process clusters")
-				return nil
-			}
-			f = &chaos.RequestError{Cluster: r.side(st.Side), Key: rf.key, Err: rf.err}
-		}
-		return r.hold(ctx, f, st.Dur)
-	case BrokerKill:
-		c := r.side(st.Side)
-		if _, ok := c.(cluster.BrokerControl); !ok || len(c.Brokers()) < 3 {
-			r.event("skip", st.String(), "needs a 3-broker real cluster")
-			return nil
-		}
-		bs := c.Brokers()
-		f := &chaos.BrokerDown{Cluster: c, ID: bs[int(st.Broker)%len(bs)].ID, Kill: true}
-		return r.hold(ctx, f, st.Dur)
-	case MoveCoord:
-		c := r.side(st.Side)
-		if _, ok := c.(cluster.BrokerControl); !ok || len(c.Brokers()) < 3 {
-			r.event("skip", st.String(), "needs a 3-broker real cluster")
-			return nil
-		}
-		bs := c.Brokers()
-		to := bs[int(st.Broker)%len(bs)].ID
-		r.faults++
-		for p := int32(0); p < 5; p++ { // the local and container providers make 5 transaction state partitions
-			f := chaos.MoveLeader{Cluster: c, Topic: "__transaction_state", Partition: p, To: to}
-			r.event("move", f.Name(), "")
-			if err := chaos.Apply(ctx, f, nil, r.env.Source, r.env.Dest); err != nil {
-				return err
-			}
-		}
-		return sleepCtx(ctx, st.Dur)
-	case Kill, Term, Pause:
-		in := r.fleet.Instance(st.Slot)
-		if in == nil || !in.Running() {
-			r.event("skip", st.String(), "instance not running")
-			return nil
-		}
-		r.faults++
-		switch st.Action {
-		case Kill:
-			r.event("kill", slot, "")
-			if err := r.fleet.Kill(st.Slot); err != nil {
-				return err
-			}
-		case Term:
-			r.event("term", slot, "")
-			tctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-			err := r.fleet.Stop(tctx, st.Slot)
-			cancel()
-			if err != nil {
-				r.failure = append(r.failure, fmt.Sprintf("%s did not exit 0 within 15s of SIGTERM: %v", slot, err))
-			}
-		case Pause:
-			r.event("pause", slot, st.Dur.String())
-			if err := in.Pause(); err != nil {
-				return err
-			}
-			if err := sleepCtx(ctx, st.Dur); err != nil {
-				return err
-			}
-			r.event("resume", slot, "")
-			return in.Resume()
-		}
-		if err := sleepCtx(ctx, st.Dur); err != nil {
-			return err
-		}
-		if st.Slot < r.scale {
-			if err := r.startSlot(ctx, st.Slot); err != nil {
-				return err
-			}
-			r.event("start", slot, "restart")
-		}
-		return nil
-	case Scale:
-		r.event("scale", "fleet", strconv.Itoa(st.N))
-		return r.setScale(ctx, st.N)
-	case AddPartitions:
-		topic := r.topics[0]
-		cl, err := kgo.NewClient(cluster.DirectOpts(r.env.Source)...)
-		if err != nil {
-			return err
-		}
-		defer cl.Close()
-		adm := kadm.NewClient(cl)
-		resp, err := adm.CreatePartitions(ctx, st.N, topic)
-		if err == nil {
-			err = resp.Error()
-		}
-		if err != nil {
-			return fmt.Errorf("add %d partitions to %s: %w", st.N, topic, err)
-		}
-		leaders, err := kafkatest.Leaders(ctx, cluster.DirectOpts(r.env.Source), topic)
-		if err != nil {
-			return err
-		}
-		r.wls[0].SetPartitions(int32(len(leaders)))
-		r.event("add-partitions", topic, fmt.Sprintf("now %d", len(leaders)))
-		return nil
-	case NewTopic:
-		return r.newTopic(ctx, 1+int32(len(r.topics))%3, r.sc.Profile)
+	f, ok := FaultFor(st.Action)
+	if !ok {
+		return fmt.Errorf("unknown action %q", st.Action)
 	}
-	return fmt.Errorf("unknown action %q", st.Action)
+	if !f.Available(r.tg) {
+		r.event("skip", st.String(), f.Why)
+		return nil
+	}
+	return f.Run(ctx, r, st)
 }
 
 // sample records replication lag and commits every 250ms, for the timeline.
@@ -452,9 +330,13 @@ func (r *run) sample(ctx context.Context) {
 		case <-t.C:
 		}
 		var lag, commits float64
+		if !r.caps.Metrics {
+			continue
+		}
 		for _, slot := range r.fleet.Running() {
-			lag += scrape(r.addrs[slot], "reo_partition_lag_records")
-			commits += scrape(r.addrs[slot], "reo_transactions_committed_total")
+			addr := r.fleet.Instance(slot).Metrics
+			lag += scrape(addr, "reo_partition_lag_records")
+			commits += scrape(addr, "reo_transactions_committed_total")
 		}
 		r.mu.Lock()
 		r.events = append(r.events, reports.Event{At: time.Since(r.start), Kind: "sample", Lag: int64(lag), Commits: int64(commits)})
@@ -464,25 +346,13 @@ func (r *run) sample(ctx context.Context) {
 
 var scrapeClient = &http.Client{Timeout: 200 * time.Millisecond}
 
-// scrape sums every series of one metric on a /metrics page (0 if absent).
+// scrape sums every series of one metric on a /metrics page (0 if absent
+// or unreadable: a timeline sample is best effort).
 func scrape(addr, name string) float64 {
-	resp, err := scrapeClient.Get("http://" + addr + "/metrics")
+	p, err := promscrape.Fetch(context.Background(), addr, 200*time.Millisecond)
 	if err != nil {
 		return 0
 	}
-	defer resp.Body.Close()
-	sum := 0.0
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, name) || len(line) == len(name) || (line[len(name)] != ' ' && line[len(name)] != '{') {
-			continue
-		}
-		f := strings.Fields(line)
-		if v, err := strconv.ParseFloat(f[len(f)-1], 64); err == nil {
-			sum += v
-		}
-	}
-	return sum
+	v, _ := p.Sum(name, nil)
+	return v
 }

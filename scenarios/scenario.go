@@ -46,24 +46,10 @@ type Step struct {
 }
 
 func (s Step) String() string {
-	switch s.Action {
-	case NetFault:
-		b := "all"
-		if s.Broker >= 0 {
-			b = fmt.Sprintf("broker-%d", s.Broker)
-		}
-		return fmt.Sprintf("%s(%s %s/%s %v)", s.Action, s.Fault, s.Side, b, s.Dur)
-	case RequestFault:
-		return fmt.Sprintf("%s(%s %s %v)", s.Action, s.Request, s.Side, s.Dur)
-	case Kill, Term, Pause:
-		return fmt.Sprintf("%s(reo-%d %v)", s.Action, s.Slot, s.Dur)
-	case Scale, AddPartitions:
-		return fmt.Sprintf("%s(%d)", s.Action, s.N)
-	case BrokerKill, MoveCoord:
-		return fmt.Sprintf("%s(%s broker #%d %v)", s.Action, s.Side, s.Broker, s.Dur)
-	default:
-		return fmt.Sprintf("%s(%v)", s.Action, s.Dur)
+	if f, ok := FaultFor(s.Action); ok && f.Describe != nil {
+		return fmt.Sprintf("%s(%s)", s.Action, f.Describe(s))
 	}
+	return fmt.Sprintf("%s(%v)", s.Action, s.Dur)
 }
 
 // Scenario is a whole run, drawn before anything runs so that a failure
@@ -74,7 +60,9 @@ type Scenario struct {
 	Brokers   int     `json:"brokers"`
 	Profile   Profile `json:"profile"`
 	Instances int     `json:"instances"`
-	Steps     []Step  `json:"steps"`
+	// System names the system under test (systems.System.Name).
+	System string `json:"system,omitempty"`
+	Steps  []Step `json:"steps"`
 	// InProcess allows request faults (kfake hooks).
 	InProcess bool `json:"in_process"`
 }
@@ -94,58 +82,30 @@ func (s Scenario) String() string {
 		s.Name, s.Seed, s.Brokers, s.Profile.Partitions, s.Instances, strings.Join(steps, " "))
 }
 
-var netFaults = []string{"latency", "blackhole", "reset_peer", "link_down", "slicer", "bandwidth", "limit_data"}
-
-var requests = []string{"Produce", "EndTxn", "InitProducerID", "AddPartitionsToTxn", "Fetch"}
-
-// Gen draws whole scenarios for a cluster of the given broker count;
-// inProcess enables request faults.
-func Gen(brokers int, inProcess bool) *rapid.Generator[Scenario] {
+// Gen draws whole scenarios for tg: a workload profile, how many
+// instances start, and 2–7 steps, each drawn from the faults available on
+// tg (Faults).
+func Gen(tg Target) *rapid.Generator[Scenario] {
 	return rapid.Custom(func(t *rapid.T) Scenario {
-		sc := Scenario{Name: "drawn", Brokers: brokers, InProcess: inProcess}
+		sc := Scenario{Name: "drawn", Brokers: tg.Brokers, InProcess: tg.InProcess}
 		sc.Profile = DefaultProfile(rapid.Int32Range(1, 8).Draw(t, "partitions"))
 		sc.Profile.CommitShare = rapid.Float64Range(0, 0.7).Draw(t, "commit-share")
 		sc.Profile.AbortShare = rapid.Float64Range(0, 1-sc.Profile.CommitShare).Draw(t, "abort-share")
 		sc.Profile.BatchMax = rapid.IntRange(1, 20).Draw(t, "batch-max")
 		sc.Profile.ValueMax = rapid.SampledFrom([]int{10, 200, 2000}).Draw(t, "value-max")
-		sc.Instances = rapid.IntRange(1, 3).Draw(t, "instances")
-		actions := []Action{Wait, NetFault, Kill, Term, Pause, Scale, AddPartitions, NewTopic}
-		if inProcess {
-			actions = append(actions, RequestFault)
-		}
-		if !inProcess && brokers == 3 {
-			actions = append(actions, BrokerKill, MoveCoord)
+		sc.Instances = rapid.IntRange(1, min(3, max(tg.Caps.MaxInstances, 1))).Draw(t, "instances")
+		var actions []Action
+		for _, f := range Available(tg) {
+			actions = append(actions, f.Action)
 		}
 		n := rapid.IntRange(2, 7).Draw(t, "steps")
 		for i := range n {
-			st := Step{Action: rapid.SampledFrom(actions).Draw(t, fmt.Sprintf("action-%d", i)), Broker: -1}
-			st.Dur = time.Duration(rapid.IntRange(500, 4000).Draw(t, fmt.Sprintf("dur-%d", i))) * time.Millisecond
-			switch st.Action {
-			case NetFault:
-				st.Fault = rapid.SampledFrom(netFaults).Draw(t, fmt.Sprintf("fault-%d", i))
-				st.Side = rapid.SampledFrom([]string{"source", "destination"}).Draw(t, fmt.Sprintf("side-%d", i))
-				if brokers > 1 && rapid.Bool().Draw(t, fmt.Sprintf("one-broker-%d", i)) {
-					st.Broker = int32(rapid.IntRange(0, brokers-1).Draw(t, fmt.Sprintf("broker-%d", i)))
-				}
-			case RequestFault:
-				st.Request = rapid.SampledFrom(requests).Draw(t, fmt.Sprintf("request-%d", i))
-				st.Side = rapid.SampledFrom([]string{"source", "destination"}).Draw(t, fmt.Sprintf("side-%d", i))
-			case Kill, Term, Pause:
-				st.Slot = rapid.IntRange(0, 2).Draw(t, fmt.Sprintf("slot-%d", i))
-				if st.Action == Pause {
-					// Past the 6s session timeout half of the time: a zombie.
-					st.Dur = time.Duration(rapid.IntRange(1000, 10000).Draw(t, fmt.Sprintf("pause-%d", i))) * time.Millisecond
-				}
-			case Scale:
-				st.N = rapid.IntRange(1, 3).Draw(t, fmt.Sprintf("scale-%d", i))
-			case BrokerKill, MoveCoord:
-				st.Side = rapid.SampledFrom([]string{"source", "destination"}).Draw(t, fmt.Sprintf("side-%d", i))
-				if st.Action == MoveCoord {
-					st.Side = "destination"
-				}
-				st.Broker = int32(rapid.IntRange(0, brokers-1).Draw(t, fmt.Sprintf("broker-%d", i)))
-			case AddPartitions:
-				st.N = rapid.IntRange(1, 3).Draw(t, fmt.Sprintf("grow-%d", i))
+			label := func(s string) string { return fmt.Sprintf("%s-%d", s, i) }
+			st := Step{Action: rapid.SampledFrom(actions).Draw(t, label("action")), Broker: -1}
+			f, _ := FaultFor(st.Action)
+			st.Dur = time.Duration(rapid.IntRange(500, 4000).Draw(t, label("dur"))) * time.Millisecond
+			if f.Draw != nil {
+				f.Draw(t, tg, &st, label)
 			}
 			sc.Steps = append(sc.Steps, st)
 		}

@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reo-kafka/reo/chaos"
 	"github.com/reo-kafka/reo/cluster/kafkatest"
 	"github.com/reo-kafka/reo/replicator"
 	"github.com/reo-kafka/reo/reports"
 	"github.com/reo-kafka/reo/scenarios"
+	"github.com/reo-kafka/reo/systems"
 )
 
 // TestZombieInstance proves exactly-once with three instances sharing the
@@ -57,7 +57,7 @@ func TestZombieInstance(t *testing.T) {
 
 				name := "zombie-" + strconv.FormatUint(s%1e9, 10)
 				timeouts := []string{"--session-timeout", "6s", "--transaction-timeout", pause.txnTimeout}
-				var insts []*chaos.Instance
+				var insts []*systems.Instance
 				var addrs []string
 				defer func() {
 					for _, in := range insts {
@@ -66,7 +66,7 @@ func TestZombieInstance(t *testing.T) {
 				}()
 				for i := range 3 {
 					addr := freeAddr(t)
-					in, err := chaos.StartInstance(fmt.Sprintf("reo-%d", i), bin, replicateArgs(src, dst, topic, name, addr, timeouts...), nil)
+					in, err := systems.StartInstance(fmt.Sprintf("reo-%d", i), bin, replicateArgs(src, dst, topic, name, addr, timeouts...), nil)
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -1,4 +1,4 @@
-package chaos
+package systems
 
 import (
 	"context"
@@ -9,13 +9,14 @@ import (
 )
 
 // Fleet is the set of replicator instances of one replication, by slot.
-// Args returns the command line of slot i (a fresh metrics address, the
-// same instance id across restarts, ...). Stopped slots keep their last
-// output for reports.
+// Cmd returns how to start slot i (a fresh metrics address, the same
+// instance id across restarts, ...); NewFleet makes it from a System.
+// Stopped slots keep their last output for reports.
 type Fleet struct {
-	Bin  string
-	Args func(slot int) []string
-	Env  []string
+	Cmd func(slot int) (Cmd, error)
+	// Prefix names the processes: <Prefix>-<slot>.<generation>
+	// (default "reo").
+	Prefix string
 
 	mu    sync.Mutex // guards slots and logs
 	slots map[int]*Instance
@@ -36,11 +37,16 @@ func (f *Fleet) Start(i int) (*Instance, error) {
 		}
 		f.logs[i] = append(f.logs[i], in.Output()) // it died on its own; keep what it said
 	}
-	f.gen[i]++
-	in, err := StartInstance(fmt.Sprintf("reo-%d.%d", i, f.gen[i]), f.Bin, f.Args(i), f.Env)
+	c, err := f.Cmd(i)
 	if err != nil {
 		return nil, err
 	}
+	f.gen[i]++
+	in, err := StartInstance(fmt.Sprintf("%s-%d.%d", f.prefix(), i, f.gen[i]), c.Path, c.Args, c.Env)
+	if err != nil {
+		return nil, err
+	}
+	in.logFile, in.Metrics = c.LogFile, c.Metrics
 	f.slots[i] = in
 	return in, nil
 }
@@ -116,57 +122,23 @@ func (f *Fleet) Logs() map[string]string {
 	out := map[string]string{}
 	for i, ls := range f.logs {
 		for g, l := range ls {
-			out[fmt.Sprintf("reo-%d.%d", i, g+1)] = l
+			out[fmt.Sprintf("%s-%d.%d", f.prefix(), i, g+1)] = l
 		}
 	}
-	for i, in := range f.slots {
+	for _, in := range f.slots {
 		out[in.Name] = in.Output()
-		_ = i
 	}
 	return out
 }
 
-// KillInstance SIGKILLs a slot; Heal restarts it.
-type KillInstance struct {
-	Fleet *Fleet
-	Slot  int
-}
-
-func (k KillInstance) Name() string                 { return fmt.Sprintf("sigkill(reo-%d)", k.Slot) }
-func (k KillInstance) Inject(context.Context) error { return k.Fleet.Kill(k.Slot) }
-func (k KillInstance) Heal(context.Context) error   { _, err := k.Fleet.Start(k.Slot); return err }
-
-// TermInstance SIGTERMs a slot and requires a clean exit; Heal restarts it.
-type TermInstance struct {
-	Fleet *Fleet
-	Slot  int
-}
-
-func (k TermInstance) Name() string { return fmt.Sprintf("sigterm(reo-%d)", k.Slot) }
-func (k TermInstance) Inject(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	defer cancel()
-	return k.Fleet.Stop(ctx, k.Slot)
-}
-func (k TermInstance) Heal(context.Context) error { _, err := k.Fleet.Start(k.Slot); return err }
-
-// PauseInstance SIGSTOPs a slot; Heal SIGCONTs it. Paused past its session
-// timeout, the instance wakes up as a zombie.
-type PauseInstance struct {
-	Fleet *Fleet
-	Slot  int
-}
-
-func (p PauseInstance) Name() string { return fmt.Sprintf("sigstop(reo-%d)", p.Slot) }
-func (p PauseInstance) Inject(context.Context) error {
-	if in := p.Fleet.Instance(p.Slot); in != nil {
-		return in.Pause()
+func (f *Fleet) prefix() string {
+	if f.Prefix == "" {
+		return "reo"
 	}
-	return nil
+	return f.Prefix
 }
-func (p PauseInstance) Heal(context.Context) error {
-	if in := p.Fleet.Instance(p.Slot); in != nil {
-		return in.Resume()
-	}
-	return nil
+
+// NewFleet returns the fleet of sys replicating rep.
+func NewFleet(sys System, rep Replication) *Fleet {
+	return &Fleet{Prefix: sys.Name(), Cmd: func(slot int) (Cmd, error) { return sys.Cmd(rep, slot) }}
 }

@@ -1,4 +1,4 @@
-package chaos
+package systems
 
 import (
 	"bytes"
@@ -22,12 +22,22 @@ func BuildReo(ctx context.Context, repoRoot, dir string) (string, error) {
 	return Build(ctx, repoRoot, dir, "./cmd/reo", "reo")
 }
 
+// BuildPipe compiles the at-least-once pipe (systems/internal/pipe) into
+// dir and returns the binary's path.
+func BuildPipe(ctx context.Context, repoRoot, dir string) (string, error) {
+	return Build(ctx, repoRoot, dir, "./systems/internal/pipe", "reo-pipe")
+}
+
 // Build compiles the main package pkg (relative to repoRoot) into
-// dir/name and returns the binary's path; it fails with the compiler's
-// output.
-func Build(ctx context.Context, repoRoot, dir, pkg, name string) (string, error) {
+// dir/name, with the given build tags, and returns the binary's path; it
+// fails with the compiler's output.
+func Build(ctx context.Context, repoRoot, dir, pkg, name string, tags ...string) (string, error) {
 	bin := filepath.Join(dir, name)
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, pkg)
+	args := []string{"build", "-o", bin}
+	if len(tags) > 0 {
+		args = append(args, "-tags", strings.Join(tags, ","))
+	}
+	cmd := exec.CommandContext(ctx, "go", append(args, pkg)...)
 	cmd.Dir = repoRoot
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("build %s: %w\n%s", pkg, err, out)
@@ -43,6 +53,11 @@ type Instance struct {
 
 	cmd    *exec.Cmd
 	exited chan struct{} // closed once the process has been waited for
+
+	// Metrics is where it serves reo's /metrics and /healthz ("" if it
+	// does not).
+	Metrics string
+	logFile string // a log the process writes besides its output (MirrorMaker 2's)
 
 	mu      sync.Mutex // guards out, paused and exitErr
 	out     bytes.Buffer
@@ -102,11 +117,24 @@ func (i *Instance) Running() bool {
 	}
 }
 
-// Output returns everything the process wrote so far.
+// Output returns everything the process wrote so far, followed by the
+// last 256 KiB of its log file when it has one.
 func (i *Instance) Output() string {
 	i.mu.Lock()
-	defer i.mu.Unlock()
-	return i.out.String()
+	out := i.out.String()
+	i.mu.Unlock()
+	if i.logFile == "" {
+		return out
+	}
+	b, err := os.ReadFile(i.logFile)
+	if err != nil {
+		return out + fmt.Sprintf("\n--- log %s: %v\n", i.logFile, err)
+	}
+	const keep = 256 << 10
+	if len(b) > keep {
+		b = b[len(b)-keep:]
+	}
+	return out + fmt.Sprintf("\n--- log %s (last %d bytes) ---\n%s", i.logFile, len(b), b)
 }
 
 func (i *Instance) signal(sig syscall.Signal) error {

@@ -3,7 +3,11 @@
 // and saves a replayable report (JSON + SVG timeline) for every failing
 // run. `make chaos DURATION=30m` runs it.
 //
-//	reo-chaos -duration 10m [-seed N] [-brokers 1|3] [-out DIR]
+//	reo-chaos -duration 10m [-seed N] [-brokers 1|3] [-system NAME] [-out DIR]
+//
+// -system puts another replicator under the same scenarios: reo (the
+// default), pipe, mm2, mm2-eos, a mutant, or any command that follows
+// package systems' contract (cmd:PROGRAM ARGS).
 //
 // Exit status: 0 when every scenario kept the invariant, 1 otherwise, 2 on
 // bad flags.
@@ -20,9 +24,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/reo-kafka/reo/chaos"
 	"github.com/reo-kafka/reo/cluster"
 	"github.com/reo-kafka/reo/scenarios"
+	"github.com/reo-kafka/reo/systems"
 )
 
 func main() {
@@ -38,6 +42,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	seed := fs.Uint64("seed", uint64(time.Now().UnixNano()), "first seed; scenario i uses seed+i")
 	brokers := fs.Int("brokers", 1, "brokers per cluster: 1 or 3")
 	out := fs.String("out", "", "directory for failing runs' reports (default <repo>/reports/out)")
+	system := fs.String("system", "reo", "system under test: "+systems.Names)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -64,7 +69,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer os.RemoveAll(binDir)
-	bin, err := chaos.BuildReo(ctx, root, binDir)
+	sys, err := systems.Open(ctx, *system, systems.OpenOptions{Root: root, BinDir: binDir,
+		Logf: func(f string, a ...any) { fmt.Fprintf(stderr, "reo-chaos: "+f+"\n", a...) }})
 	if err != nil {
 		fmt.Fprintln(stderr, "reo-chaos:", err)
 		return 1
@@ -81,7 +87,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer dst.Close()
-	env := scenarios.Env{Source: src, Dest: dst, Bin: bin, Provider: string(kind)}
+	env := scenarios.Env{Source: src, Dest: dst, System: sys, Provider: string(kind)}
 
 	deadline := time.Now().Add(*duration)
 	var ran, faults, records, failed int
@@ -91,7 +97,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	for i := uint64(0); time.Now().Before(deadline) && ctx.Err() == nil; i++ {
 		s := *seed + i
-		sc := scenarios.Gen(*brokers, kind == cluster.InProcess).Example(int(s))
+		sc := scenarios.Gen(env.Target()).Example(int(s))
 		sc.Seed = s
 		progress(fmt.Sprintf("running seed %d", s))
 		res, err := scenarios.Run(ctx, env, sc)

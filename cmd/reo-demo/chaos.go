@@ -7,10 +7,10 @@ import (
 	"os"
 	"time"
 
-	"github.com/reo-kafka/reo/chaos"
 	"github.com/reo-kafka/reo/cluster"
 	"github.com/reo-kafka/reo/oracle"
 	"github.com/reo-kafka/reo/scenarios"
+	"github.com/reo-kafka/reo/systems"
 )
 
 // chaosScenario is the demo's fault schedule: the replicator process is
@@ -55,7 +55,7 @@ func runChaos(ctx context.Context, seed uint64, partitions int32, out io.Writer)
 	}
 	defer os.RemoveAll(dir)
 	fmt.Fprintln(out, "\nbuilding reo and the at-least-once mutant for the chaos comparison...")
-	reo, err := chaos.BuildReo(ctx, root, dir)
+	reo, err := systems.BuildReo(ctx, root, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -64,13 +64,16 @@ func runChaos(ctx context.Context, seed uint64, partitions int32, out io.Writer)
 		return nil, err
 	}
 	var sides []chaosSide
-	for _, sys := range []struct{ name, bin, mode string }{
-		{"reo (exactly-once)", reo, ""},
-		{"consume/produce loop (at-least-once)", mutant, "at-least-once"},
+	for _, sys := range []struct {
+		name string
+		sys  systems.System
+	}{
+		{"reo (exactly-once)", systems.Reo{Bin: reo, Flags: systems.HarnessFlags()}},
+		{"consume/produce loop (at-least-once)", systems.Mutant{Bin: mutant, Mode: "at-least-once"}},
 	} {
 		sc := chaosScenario(seed, partitions)
 		fmt.Fprintf(out, "%s: %s\n", sys.name, sc)
-		side, err := runSide(ctx, sys.name, scenarios.Env{Bin: sys.bin, Mutant: sys.mode, Provider: string(cluster.InProcess)}, sc)
+		side, err := runSide(ctx, sys.name, scenarios.Env{System: sys.sys, Provider: string(cluster.InProcess)}, sc)
 		if err != nil {
 			return nil, err
 		}

@@ -1,0 +1,206 @@
+// Command pipe is the at-least-once baseline the harness and reo-bench
+// put next to reo: a plain franz-go consume→produce loop with no
+// transactions. It consumes the source topics matching --topics as a
+// member of a consumer group (so several instances split the partitions),
+// reads read_committed as reo does, produces each record to the same
+// topic and partition number of the destination with its key, value,
+// headers and timestamp, and marks a record's offset for commit only once
+// its produce is acknowledged: at-least-once, duplicates only after a
+// crash. A destination topic is created with its source's partition count
+// when missing, and grown when the source grew.
+//
+//	pipe --source-bootstrap H:P --dest-bootstrap H:P --topics REGEX --group G
+//
+// It runs until SIGTERM or SIGINT (then waits for the produces in flight,
+// commits and exits 0) and exits 1 on an error it cannot retry.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+func main() {
+	fs := flag.NewFlagSet("pipe", flag.ContinueOnError)
+	src := fs.String("source-bootstrap", "", "source bootstrap servers, comma-separated")
+	dst := fs.String("dest-bootstrap", "", "destination bootstrap servers, comma-separated")
+	topics := fs.String("topics", "", "regular expression of the source topics to copy")
+	group := fs.String("group", "", "consumer group on the source cluster")
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		os.Exit(2)
+	}
+	if *src == "" || *dst == "" || *topics == "" || *group == "" {
+		fmt.Fprintln(os.Stderr, "pipe: --source-bootstrap, --dest-bootstrap, --topics and --group are required")
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	if err := run(ctx, strings.Split(*src, ","), strings.Split(*dst, ","), *topics, *group); err != nil {
+		fmt.Fprintf(os.Stderr, "pipe: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+// destTopics creates and grows destination topics to their source's
+// partition count, once per topic and count.
+type destTopics struct {
+	src, dst *kadm.Client
+	mu       sync.Mutex
+	have     map[string]int // partitions known on the destination
+}
+
+func (d *destTopics) ensure(ctx context.Context, topic string, partition int32) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if int(partition) < d.have[topic] {
+		return nil
+	}
+	for ctx.Err() == nil {
+		st, err := d.src.ListTopics(ctx, topic)
+		if err == nil && st[topic].Err == nil && len(st[topic].Partitions) > int(partition) {
+			want := len(st[topic].Partitions)
+			dt, err := d.dst.ListTopics(ctx, topic)
+			switch {
+			case err != nil:
+			case errors.Is(dt[topic].Err, kerr.UnknownTopicOrPartition) || !dt.Has(topic):
+				_, err = d.dst.CreateTopic(ctx, int32(want), -1, nil, topic)
+				if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+					return fmt.Errorf("create destination topic %s: %w", topic, err)
+				}
+			case dt[topic].Err != nil:
+			case len(dt[topic].Partitions) < want:
+				if _, err := d.dst.UpdatePartitions(ctx, want, topic); err != nil && !errors.Is(err, kerr.InvalidPartitions) {
+					return fmt.Errorf("grow destination topic %s to %d partitions: %w", topic, want, err)
+				}
+			default:
+				d.have[topic] = len(dt[topic].Partitions)
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	return ctx.Err()
+}
+
+func run(ctx context.Context, src, dst []string, topics, group string) error {
+	prod, err := kgo.NewClient(
+		kgo.SeedBrokers(dst...),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.ClientID("reo-pipe"),
+	)
+	if err != nil {
+		return fmt.Errorf("producer: %w", err)
+	}
+	defer prod.Close()
+	admSrc, err := kgo.NewClient(kgo.SeedBrokers(src...))
+	if err != nil {
+		return fmt.Errorf("source admin client: %w", err)
+	}
+	defer admSrc.Close()
+	dests := &destTopics{src: kadm.NewClient(admSrc), dst: kadm.NewClient(prod), have: map[string]int{}}
+	cons, err := kgo.NewClient(
+		kgo.SeedBrokers(src...),
+		kgo.ClientID("reo-pipe"),
+		kgo.ConsumerGroup(group),
+		kgo.ConsumeRegex(),
+		kgo.ConsumeTopics(topics),
+		kgo.MetadataMaxAge(2*time.Second),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.AutoCommitMarks(),
+		kgo.AutoCommitInterval(time.Second),
+		kgo.BlockRebalanceOnPoll(),
+		// Before a partition moves, wait for what was produced from it
+		// and commit the marks, so the new owner does not copy it again.
+		kgo.OnPartitionsRevoked(func(ctx context.Context, cl *kgo.Client, _ map[string][]int32) {
+			if err := prod.Flush(ctx); err == nil {
+				_ = cl.CommitMarkedOffsets(ctx)
+			}
+		}),
+	)
+	if err != nil {
+		return fmt.Errorf("consumer: %w", err)
+	}
+	defer cons.Close()
+
+	// Produces use a context SIGTERM does not cancel, so a graceful stop
+	// delivers what it polled instead of failing it.
+	work := context.WithoutCancel(ctx)
+	errs := make(chan error, 1)
+	for ctx.Err() == nil {
+		fs := cons.PollFetches(ctx)
+		if fs.IsClientClosed() {
+			break
+		}
+		var ferr error
+		fs.EachError(func(t string, p int32, err error) {
+			if !errors.Is(err, context.Canceled) && ferr == nil {
+				ferr = fmt.Errorf("fetch %s[%d]: %w", t, p, err)
+			}
+		})
+		if ferr != nil {
+			cons.AllowRebalance()
+			return ferr
+		}
+		fs.EachPartition(func(p kgo.FetchTopicPartition) {
+			if len(p.Records) == 0 || ferr != nil {
+				return
+			}
+			if ferr = dests.ensure(ctx, p.Topic, p.Partition); ferr != nil {
+				return
+			}
+			for _, r := range p.Records {
+				out := &kgo.Record{
+					Topic: r.Topic, Partition: r.Partition,
+					Key: r.Key, Value: r.Value, Headers: r.Headers, Timestamp: r.Timestamp,
+				}
+				prod.Produce(work, out, func(_ *kgo.Record, err error) {
+					if err != nil {
+						select {
+						case errs <- fmt.Errorf("produce to %s[%d]: %w", out.Topic, out.Partition, err):
+						default:
+						}
+						return
+					}
+					cons.MarkCommitRecords(r)
+				})
+			}
+		})
+		cons.AllowRebalance()
+		if ferr != nil && ctx.Err() == nil {
+			return ferr
+		}
+		select {
+		case err := <-errs:
+			if ctx.Err() == nil {
+				return err
+			}
+		default:
+		}
+	}
+	// Stopping: wait for the produces in flight, then commit their marks.
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := prod.Flush(sctx); err != nil {
+		return fmt.Errorf("flush on stop: %w", err)
+	}
+	if err := cons.CommitMarkedOffsets(sctx); err != nil {
+		return fmt.Errorf("commit on stop: %w", err)
+	}
+	return nil
+}

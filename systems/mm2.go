@@ -1,0 +1,211 @@
+package systems
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/reo-kafka/reo/cluster"
+)
+
+// MirrorMaker 2 runs in dedicated mode (org.apache.kafka.connect.mirror.
+// MirrorMaker) from the jars kafka/mm2/pom.xml names, fetched into
+// .cache/mm2-<version>/libs by `make kafka-mm2` or by LocateMM2.
+
+const mm2Main = "org.apache.kafka.connect.mirror.MirrorMaker"
+
+// MM2JVMOpts are the JVM options of an MM2 process: a 512 MiB heap and
+// the GC settings Kafka's kafka-run-class.sh uses by default.
+var MM2JVMOpts = []string{
+	"-Xms256m", "-Xmx512m",
+	"-server", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:InitiatingHeapOccupancyPercent=35",
+	"-XX:+ExplicitGCInvokesConcurrent", "-XX:MaxInlineLevel=15", "-Djava.awt.headless=true",
+}
+
+// MM2Install is where MirrorMaker 2 comes from on this machine.
+type MM2Install struct {
+	Java    string
+	Libs    string
+	Version string
+}
+
+var mm2VersionRE = regexp.MustCompile(`<mm2\.version>([^<]+)</mm2\.version>`)
+
+// LocateMM2 finds java (17+) and the MM2 jars: in libs when given, else
+// in the repository's .cache, fetching them with Maven when missing
+// (logf says so: a first fetch takes a while).
+func LocateMM2(ctx context.Context, libs string, logf func(string, ...any)) (*MM2Install, error) {
+	root, err := cluster.RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	pom := filepath.Join(root, "kafka", "mm2", "pom.xml")
+	b, err := os.ReadFile(pom)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", pom, err)
+	}
+	m := mm2VersionRE.FindSubmatch(b)
+	if m == nil {
+		return nil, fmt.Errorf("%s has no <mm2.version>", pom)
+	}
+	in := &MM2Install{Version: string(m[1]), Libs: libs}
+	if in.Java, err = cluster.FindJava(ctx); err != nil {
+		return nil, fmt.Errorf("MirrorMaker 2: %w", err)
+	}
+	if in.Libs == "" {
+		in.Libs = filepath.Join(root, ".cache", "mm2-"+in.Version, "libs")
+	}
+	marker := filepath.Join(in.Libs, "connect-mirror-"+in.Version+".jar")
+	if _, err := os.Stat(marker); err == nil {
+		return in, nil
+	}
+	if libs != "" {
+		return nil, fmt.Errorf("MirrorMaker 2 libs %s have no %s", libs, filepath.Base(marker))
+	}
+	mvn, err := exec.LookPath("mvn")
+	if err != nil {
+		return nil, fmt.Errorf("MirrorMaker 2 jars missing in %s and no mvn on PATH: run `make kafka-mm2`", in.Libs)
+	}
+	if logf != nil {
+		logf("MirrorMaker 2 %s jars missing in %s; fetching them with Maven from %s (as `make kafka-mm2` does)...", in.Version, in.Libs, pom)
+	}
+	cmd := exec.CommandContext(ctx, mvn, "-q", "-B", "-f", pom, "dependency:copy-dependencies",
+		"-DincludeScope=runtime", "-DoutputDirectory="+in.Libs)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("fetch MirrorMaker 2 jars with maven: %w\n%s", err, out)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		return nil, fmt.Errorf("maven succeeded but %s is missing", marker)
+	}
+	return in, nil
+}
+
+// MM2 is Apache Kafka's MirrorMaker 2 in dedicated mode: one MM2 cluster
+// per replication (its source alias is the replication's name), one JVM
+// per instance, identity topic names, nothing but the records (no
+// checkpoints, heartbeats, offset syncs or group offset sync, which the
+// other systems do not do either). EOS turns on exactly-once source
+// support on the target and read_committed on the source.
+type MM2 struct {
+	Install *MM2Install
+	EOS     bool
+	// Tasks is tasks.max (4 when 0).
+	Tasks int
+	// Props are extra or overriding MM2 properties.
+	Props map[string]string
+}
+
+func (m MM2) Name() string {
+	if m.EOS {
+		return "mm2-eos"
+	}
+	return "mm2"
+}
+
+// Caps: an MM2 JVM stopped with SIGTERM exits 143 after its shutdown
+// hook, so a clean stop is not required of it.
+func (m MM2) Caps() Caps {
+	return Caps{ExactlyOnce: m.EOS, MaxInstances: 1 << 10, NewTopics: true, NewPartitions: true}
+}
+
+// MM2Properties is the dedicated-mode properties of one MM2 cluster
+// copying the topics matching rep.Topics from alias to "target". restPort
+// > 0 enables the internal REST API, which a dedicated MM2 cluster of more
+// than one process needs (KIP-710: followers forward task configurations
+// to the leader through it) and exactly-once needs to fence zombie tasks.
+func (m MM2) Properties(rep Replication, restPort int) map[string]string {
+	alias := rep.Name
+	tasks := m.Tasks
+	if tasks <= 0 {
+		tasks = 4
+	}
+	props := map[string]string{
+		"clusters":                                    alias + ", target",
+		alias + ".bootstrap.servers":                  rep.SourceBootstrap(),
+		"target.bootstrap.servers":                    rep.DestBootstrap(),
+		alias + "->target.enabled":                    "true",
+		"target->" + alias + ".enabled":               "false",
+		alias + "->target.topics":                     rep.Topics,
+		"replication.policy.class":                    "org.apache.kafka.connect.mirror.IdentityReplicationPolicy",
+		"tasks.max":                                   fmt.Sprint(tasks),
+		"refresh.topics.interval.seconds":             "1",
+		"sync.group.offsets.enabled":                  "false",
+		"emit.checkpoints.enabled":                    "false",
+		"emit.heartbeats.enabled":                     "false",
+		"emit.offset-syncs.enabled":                   "false",
+		"refresh.groups.enabled":                      "false",
+		"sync.topic.acls.enabled":                     "false",
+		"replication.factor":                          "1",
+		"checkpoints.topic.replication.factor":        "1",
+		"heartbeats.topic.replication.factor":         "1",
+		"offset.storage.replication.factor":           "1",
+		"status.storage.replication.factor":           "1",
+		"config.storage.replication.factor":           "1",
+		alias + "->target.replication.factor":         "1",
+		alias + "->target.sync.topic.configs.enabled": "false",
+	}
+	if restPort > 0 {
+		props["dedicated.mode.enable.internal.rest"] = "true"
+		props["listeners"] = fmt.Sprintf("http://127.0.0.1:%d", restPort)
+	}
+	if m.EOS {
+		props["target.exactly.once.source.support"] = "enabled"
+		props[alias+".consumer.isolation.level"] = "read_committed"
+	}
+	for k, v := range m.Props {
+		props[k] = v
+	}
+	return props
+}
+
+// mm2Log4j is the log4j2 configuration of an MM2 process: INFO to a file.
+const mm2Log4j = `rootLogger.level=INFO
+rootLogger.appenderRef.f.ref=F
+appender.f.type=File
+appender.f.name=F
+appender.f.fileName=%s
+appender.f.layout.type=PatternLayout
+appender.f.layout.pattern=[%%d] %%p %%m (%%c)%%n
+`
+
+// Cmd writes slot's configuration under rep.Dir/mm2-<slot> and returns
+// its JVM command line; its log is mm2.log there.
+func (m MM2) Cmd(rep Replication, slot int) (Cmd, error) {
+	if m.Install == nil {
+		return Cmd{}, fmt.Errorf("%s: no MirrorMaker 2 install (LocateMM2)", m.Name())
+	}
+	if strings.Contains(rep.Topics, ",") {
+		return Cmd{}, fmt.Errorf("%s: topics %q: MirrorMaker 2 reads a comma as a list separator", m.Name(), rep.Topics)
+	}
+	dir := filepath.Join(rep.Dir, fmt.Sprintf("mm2-%d", slot))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return Cmd{}, err
+	}
+	addr, err := FreeAddr()
+	if err != nil {
+		return Cmd{}, err
+	}
+	var port int
+	if _, err := fmt.Sscanf(addr[strings.LastIndexByte(addr, ':')+1:], "%d", &port); err != nil {
+		return Cmd{}, err
+	}
+	cfg := filepath.Join(dir, "mm2.properties")
+	logCfg := filepath.Join(dir, "log4j2.properties")
+	logFile := filepath.Join(dir, "mm2.log")
+	if err := os.WriteFile(cfg, []byte(cluster.FormatProperties(m.Properties(rep, port))), 0o644); err != nil {
+		return Cmd{}, err
+	}
+	if err := os.WriteFile(logCfg, []byte(fmt.Sprintf(mm2Log4j, logFile)), 0o644); err != nil {
+		return Cmd{}, err
+	}
+	args := append(append([]string(nil), MM2JVMOpts...),
+		"-Djava.io.tmpdir="+dir,
+		"-Dlog4j2.configurationFile="+logCfg,
+		"-cp", filepath.Join(m.Install.Libs, "*"),
+		mm2Main, cfg)
+	return Cmd{Path: m.Install.Java, Args: args, LogFile: logFile}, nil
+}

@@ -1,0 +1,126 @@
+package systems
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Pipe is the at-least-once baseline (systems/internal/pipe): a plain
+// consume→produce loop in a consumer group, no transactions. BuildPipe
+// makes Bin.
+type Pipe struct{ Bin string }
+
+func (Pipe) Name() string { return "pipe" }
+
+func (Pipe) Caps() Caps {
+	return Caps{MaxInstances: 1 << 10, CleanStop: true, NewTopics: true, NewPartitions: true}
+}
+
+func (p Pipe) Cmd(rep Replication, slot int) (Cmd, error) {
+	return Cmd{Path: p.Bin, Args: []string{
+		"--source-bootstrap", rep.SourceBootstrap(),
+		"--dest-bootstrap", rep.DestBootstrap(),
+		"--topics", rep.Topics,
+		"--group", rep.Name,
+	}}, nil
+}
+
+// Mutant is the deliberately broken copy loop of scenarios/internal/mutant
+// (BuildMutant) in one of its modes. It copies one topic, named literally
+// by the replication's pattern, as one instance (its group member id is
+// fixed), and serves no metrics.
+type Mutant struct {
+	Bin  string
+	Mode string
+}
+
+func (m Mutant) Name() string { return "mutant-" + m.Mode }
+
+func (Mutant) Caps() Caps { return Caps{ExactlyOnce: true, MaxInstances: 1, CleanStop: true} }
+
+func (m Mutant) Cmd(rep Replication, slot int) (Cmd, error) {
+	topic, ok := LiteralTopic(rep.Topics)
+	if !ok {
+		return Cmd{}, fmt.Errorf("%s copies one topic: %q names none literally", m.Name(), rep.Topics)
+	}
+	return Cmd{Path: m.Bin, Args: []string{"--mode", m.Mode,
+		"--source-bootstrap", rep.SourceBootstrap(),
+		"--dest-bootstrap", rep.DestBootstrap(),
+		"--topic", topic, "--group", rep.Name, "--seed", strconv.FormatUint(rep.Seed, 10)}}, nil
+}
+
+// LiteralTopic returns the topic name an anchored pattern such as
+// ^orders\.eu$ matches, and whether it matches exactly one name.
+func LiteralTopic(pattern string) (string, bool) {
+	inner, ok := strings.CutPrefix(pattern, "^")
+	if !ok {
+		return "", false
+	}
+	if inner, ok = strings.CutSuffix(inner, "$"); !ok {
+		return "", false
+	}
+	re, err := regexp.Compile(inner)
+	if err != nil {
+		return "", false
+	}
+	lit, complete := re.LiteralPrefix()
+	return lit, complete && lit != ""
+}
+
+// Command is any replicator that follows the harness's contract: it reads
+// its settings from placeholders in its arguments and from the
+// environment, copies every source topic matching the pattern to the same
+// topic name and partition number of the destination (creating
+// destination topics as needed), and stops on SIGTERM.
+//
+//	placeholder   environment            value
+//	{source}      REPL_SOURCE_BOOTSTRAP  source bootstrap servers, comma-separated
+//	{dest}        REPL_DEST_BOOTSTRAP    destination bootstrap servers
+//	{topics}      REPL_TOPICS            RE2 pattern of the source topics, anchored
+//	{name}        REPL_NAME              a name unique to the replication (groups, transactional ids)
+//	{instance}    REPL_INSTANCE          the instance's slot: 0, 1, ...; the same across restarts
+//	{dir}         REPL_DIR               a scratch directory for this instance
+//
+// Caps says what the command promises (exactly-once, several instances,
+// exit 0 on SIGTERM, new topics and partitions).
+type Command struct {
+	Label string
+	Path  string
+	Args  []string
+	Can   Caps
+}
+
+func (c Command) Name() string {
+	if c.Label != "" {
+		return c.Label
+	}
+	return "cmd"
+}
+
+func (c Command) Caps() Caps { return c.Can }
+
+func (c Command) Cmd(rep Replication, slot int) (Cmd, error) {
+	dir := fmt.Sprintf("%s/cmd-%d", rep.Dir, slot)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return Cmd{}, err
+	}
+	vals := map[string]string{
+		"source": rep.SourceBootstrap(), "dest": rep.DestBootstrap(), "topics": rep.Topics,
+		"name": rep.Name, "instance": strconv.Itoa(slot), "dir": dir,
+	}
+	r := strings.NewReplacer("{source}", vals["source"], "{dest}", vals["dest"], "{topics}", vals["topics"],
+		"{name}", vals["name"], "{instance}", vals["instance"], "{dir}", vals["dir"])
+	args := make([]string, len(c.Args))
+	for i, a := range c.Args {
+		args[i] = r.Replace(a)
+	}
+	env := []string{
+		"REPL_SOURCE_BOOTSTRAP=" + vals["source"], "REPL_DEST_BOOTSTRAP=" + vals["dest"],
+		"REPL_TOPICS=" + vals["topics"], "REPL_NAME=" + vals["name"],
+		"REPL_INSTANCE=" + vals["instance"], "REPL_DIR=" + vals["dir"],
+	}
+	return Cmd{Path: r.Replace(c.Path), Args: args, Env: env}, nil
+}

@@ -1,0 +1,174 @@
+package systems_test
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reo-kafka/reo/cluster"
+	"github.com/reo-kafka/reo/systems"
+)
+
+// fakeCluster is a cluster that only has bootstrap servers.
+type fakeCluster struct {
+	cluster.Cluster
+	addrs []string
+}
+
+func (f fakeCluster) Bootstrap() []string { return f.addrs }
+
+func rep(t *testing.T) systems.Replication {
+	return systems.Replication{
+		Source: fakeCluster{addrs: []string{"127.0.0.1:1", "127.0.0.1:2"}},
+		Dest:   fakeCluster{addrs: []string{"127.0.0.1:3"}},
+		Topics: `^orders\.eu$`, Name: "r1", Dir: t.TempDir(), Seed: 7,
+	}
+}
+
+func flagValue(args []string, flag string) (string, bool) {
+	i := slices.Index(args, flag)
+	if i < 0 || i+1 >= len(args) {
+		return "", false
+	}
+	return args[i+1], true
+}
+
+func TestReoFlagsArgs(t *testing.T) {
+	f := systems.HarnessFlags()
+	f.SourceBootstrap, f.Topics, f.Extra = "a:1", "^x$", []string{"--shards", "4"}
+	args := f.Args()
+	if args[0] != "replicate" {
+		t.Fatalf("args start with %q, want the replicate command", args[0])
+	}
+	for flag, want := range map[string]string{"--source-bootstrap": "a:1", "--topics": "^x$", "--commit-interval": "50ms",
+		"--session-timeout": "6s", "--topic-refresh-interval": "1s", "--shards": "4"} {
+		if got, ok := flagValue(args, flag); !ok || got != want {
+			t.Errorf("%s = %q (present %v), want %q in %q", flag, got, ok, want, args)
+		}
+	}
+	for _, absent := range []string{"--dest-bootstrap", "--commit-linger", "--name", "--metrics-addr"} {
+		if slices.Contains(args, absent) {
+			t.Errorf("unset %s appears in %q", absent, args)
+		}
+	}
+}
+
+func TestReoCmd(t *testing.T) {
+	r := rep(t)
+	c, err := systems.Reo{Bin: "/bin/reo", Flags: systems.HarnessFlags()}.Cmd(r, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for flag, want := range map[string]string{"--source-bootstrap": "127.0.0.1:1,127.0.0.1:2", "--dest-bootstrap": "127.0.0.1:3",
+		"--topics": r.Topics, "--name": "r1", "--instance-id": "reo-2", "--metrics-addr": c.Metrics} {
+		if got, _ := flagValue(c.Args, flag); got != want {
+			t.Errorf("%s = %q, want %q", flag, got, want)
+		}
+	}
+	if !strings.HasPrefix(c.Metrics, "127.0.0.1:") {
+		t.Errorf("metrics address %q is not on 127.0.0.1", c.Metrics)
+	}
+}
+
+func TestLiteralTopic(t *testing.T) {
+	for pattern, want := range map[string]string{`^orders\.eu$`: "orders.eu", `^t1$`: "t1", `^t[0-9]+$`: "", `t1`: "", `^t1`: "", `^$`: ""} {
+		got, ok := systems.LiteralTopic(pattern)
+		if ok != (want != "") || got != want && ok {
+			t.Errorf("LiteralTopic(%q) = %q, %v; want %q", pattern, got, ok, want)
+		}
+	}
+}
+
+func TestMutantNeedsOneTopic(t *testing.T) {
+	r := rep(t)
+	c, err := systems.Mutant{Bin: "/bin/m", Mode: "reorder"}.Cmd(r, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := flagValue(c.Args, "--topic"); got != "orders.eu" {
+		t.Errorf("--topic = %q, want orders.eu", got)
+	}
+	if got, _ := flagValue(c.Args, "--seed"); got != "7" {
+		t.Errorf("--seed = %q, want 7", got)
+	}
+	r.Topics = `^orders\..*$`
+	if _, err := (systems.Mutant{Bin: "/bin/m", Mode: "reorder"}).Cmd(r, 0); err == nil {
+		t.Error("a mutant accepted a pattern that names no single topic")
+	}
+}
+
+func TestCommandContract(t *testing.T) {
+	r := rep(t)
+	c, err := systems.Command{Path: "/opt/{name}/bin", Args: []string{"--from={source}", "--to", "{dest}", "--re", "{topics}", "--id={instance}"}}.Cmd(r, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"--from=127.0.0.1:1,127.0.0.1:2", "--to", "127.0.0.1:3", "--re", r.Topics, "--id=1"}
+	if !slices.Equal(c.Args, want) || c.Path != "/opt/r1/bin" {
+		t.Errorf("command %s %q, want /opt/r1/bin %q", c.Path, c.Args, want)
+	}
+	for _, kv := range []string{"REPL_SOURCE_BOOTSTRAP=127.0.0.1:1,127.0.0.1:2", "REPL_DEST_BOOTSTRAP=127.0.0.1:3",
+		"REPL_TOPICS=" + r.Topics, "REPL_NAME=r1", "REPL_INSTANCE=1", "REPL_DIR=" + filepath.Join(r.Dir, "cmd-1")} {
+		if !slices.Contains(c.Env, kv) {
+			t.Errorf("environment lacks %s: %q", kv, c.Env)
+		}
+	}
+	if fi, err := os.Stat(filepath.Join(r.Dir, "cmd-1")); err != nil || !fi.IsDir() {
+		t.Errorf("the instance's scratch directory was not made: %v", err)
+	}
+}
+
+func TestMM2Properties(t *testing.T) {
+	r := rep(t)
+	plain := systems.MM2{}.Properties(r, 0)
+	eos := systems.MM2{EOS: true, Tasks: 2, Props: map[string]string{"tasks.max": "3"}}.Properties(r, 8083)
+	if plain["r1->target.topics"] != r.Topics || plain["r1.bootstrap.servers"] != "127.0.0.1:1,127.0.0.1:2" {
+		t.Errorf("flow settings wrong: %v", plain)
+	}
+	if _, ok := plain["target.exactly.once.source.support"]; ok {
+		t.Error("at-least-once MM2 enables exactly-once support")
+	}
+	if plain["replication.policy.class"] != "org.apache.kafka.connect.mirror.IdentityReplicationPolicy" {
+		t.Error("MM2 does not keep topic names")
+	}
+	if eos["target.exactly.once.source.support"] != "enabled" || eos["r1.consumer.isolation.level"] != "read_committed" {
+		t.Errorf("mm2-eos lacks exactly-once settings: %v", eos)
+	}
+	if eos["listeners"] != "http://127.0.0.1:8083" || eos["tasks.max"] != "3" {
+		t.Errorf("REST listener or override wrong: listeners=%q tasks.max=%q", eos["listeners"], eos["tasks.max"])
+	}
+	r.Topics = "a,b"
+	if _, err := (systems.MM2{Install: &systems.MM2Install{}}).Cmd(r, 0); err == nil {
+		t.Error("MM2 accepted a pattern with a comma, which it would read as two")
+	}
+}
+
+// TestFleetRestartsWithSameCmd proves a slot's restart asks the system
+// again (fresh ports), keeps the previous output, and names processes by
+// system.
+func TestFleetRestartsWithSameCmd(t *testing.T) {
+	calls := 0
+	f := &systems.Fleet{Prefix: "sys", Cmd: func(slot int) (systems.Cmd, error) {
+		calls++
+		return systems.Cmd{Path: "/bin/sh", Args: []string{"-c", "echo run-$0; exec sleep 30", strings.Repeat("x", calls)}}, nil
+	}}
+	defer f.StopAll(5 * time.Second)
+	if _, err := f.Start(0); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if err := f.Kill(0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Start(0); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	logs := f.Logs()
+	if calls != 2 || !strings.Contains(logs["sys-0.1"], "run-x") || !strings.Contains(logs["sys-0.2"], "run-xx") {
+		t.Errorf("calls=%d logs=%q", calls, logs)
+	}
+}
