@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/reo-kafka/reo/internal/logtext"
 )
 
 // KafkaVersion is the Apache Kafka release the local and testcontainers
@@ -86,7 +88,7 @@ func EnsureJars(ctx context.Context) (string, error) {
 		"dependency:copy-dependencies", "-DincludeScope=runtime", "-DoutputDirectory="+dir)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return "", fmt.Errorf("fetch Kafka %s jars with maven: %w\n%s", KafkaVersion, err, tail(string(out), 20))
+		return "", fmt.Errorf("fetch Kafka %s jars with maven: %w\n%s", KafkaVersion, err, logtext.Tail(string(out), 20))
 	}
 	if _, err := os.Stat(marker); err != nil {
 		return "", fmt.Errorf("fetch Kafka %s jars: maven succeeded but %s is missing", KafkaVersion, marker)
@@ -140,11 +142,25 @@ func firstLine(s string) string {
 	return s
 }
 
-// tail returns the last n lines of s.
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
+// WriteLog4jConfig writes at path a log4j2 properties file that sends a
+// Kafka JVM's log (a broker's, MirrorMaker 2's) to logFile at INFO, one
+// line per event, and the loggers named in quiet at WARN only. The JVM
+// reads it with -Dlog4j2.configurationFile=<path>.
+func WriteLog4jConfig(path, logFile string, quiet ...string) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, `rootLogger.level=INFO
+rootLogger.appenderRef.f.ref=F
+appender.f.type=File
+appender.f.name=F
+appender.f.fileName=%s
+appender.f.layout.type=PatternLayout
+appender.f.layout.pattern=[%%d] %%p %%m (%%c)%%n
+`, logFile)
+	for i, name := range quiet {
+		fmt.Fprintf(&b, "logger.quiet%d.name=%s\nlogger.quiet%d.level=WARN\n", i, name, i)
 	}
-	return strings.Join(lines, "\n")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		return fmt.Errorf("write log4j2 config: %w", err)
+	}
+	return nil
 }

@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/reo-kafka/reo/internal/localhost"
+	"github.com/reo-kafka/reo/internal/logtext"
 	"github.com/reo-kafka/reo/internal/proc"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -101,7 +103,7 @@ func startLocalWith(ctx context.Context, spec Spec, sec *SecureListener) (c Clus
 	for i := 0; i < spec.Brokers; i++ {
 		n := &node{id: int32(i + 1), dir: filepath.Join(root, fmt.Sprintf("broker-%d", i+1))}
 		for _, p := range []*int{&n.client, &n.internal, &n.ctrl} {
-			if *p, err = freePort(); err != nil {
+			if *p, err = localhost.FreePort(); err != nil {
 				return nil, err
 			}
 		}
@@ -183,22 +185,9 @@ func (l *local) writeConfig(n *node, spec Spec) error {
 	if err := os.WriteFile(filepath.Join(n.dir, "server.properties"), []byte(FormatProperties(props)), 0o644); err != nil {
 		return fmt.Errorf("write broker %d config: %w", n.id, err)
 	}
-	log4j := fmt.Sprintf(`rootLogger.level=INFO
-rootLogger.appenderRef.f.ref=F
-appender.f.type=File
-appender.f.name=F
-appender.f.fileName=%s
-appender.f.layout.type=PatternLayout
-appender.f.layout.pattern=[%%d] %%p %%m (%%c)%%n
-logger.kafka.name=kafka
-logger.kafka.level=INFO
-logger.state.name=state.change.logger
-logger.state.level=WARN
-logger.request.name=kafka.request.logger
-logger.request.level=WARN
-`, filepath.Join(n.dir, "server.log"))
-	if err := os.WriteFile(filepath.Join(n.dir, "log4j2.properties"), []byte(log4j), 0o644); err != nil {
-		return fmt.Errorf("write broker %d log config: %w", n.id, err)
+	if err := WriteLog4jConfig(filepath.Join(n.dir, "log4j2.properties"), filepath.Join(n.dir, "server.log"),
+		"state.change.logger", "kafka.request.logger"); err != nil {
+		return fmt.Errorf("broker %d: %w", n.id, err)
 	}
 	return nil
 }
@@ -279,7 +268,7 @@ func (l *local) format(ctx context.Context, n *node, clusterID string) error {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("format storage of broker %d: %w\n%s", n.id, err, tail(string(out), 20))
+		return fmt.Errorf("format storage of broker %d: %w\n%s", n.id, err, logtext.Tail(string(out), 20))
 	}
 	return nil
 }
@@ -336,7 +325,7 @@ func (l *local) start(ctx context.Context, n *node) error {
 		select {
 		case <-exited:
 			return fmt.Errorf("broker %d exited during start:\n%s\n%s", n.id,
-				tail(readFile(filepath.Join(n.dir, "stdout.log")), 20), tail(readFile(logPath), 30))
+				logtext.Tail(readFile(filepath.Join(n.dir, "stdout.log")), 20), logtext.Tail(readFile(logPath), 30))
 		case <-ctx.Done():
 			return fmt.Errorf("broker %d did not start within %s: %w", n.id, startTimeout, ctx.Err())
 		case <-tick.C:
@@ -448,7 +437,7 @@ func (l *local) LogTail(n int) string {
 		if s == "" {
 			continue
 		}
-		fmt.Fprintf(&b, "--- %s broker %d server.log (last %d lines) ---\n%s\n", l.name, nd.id, n, tail(s, n))
+		fmt.Fprintf(&b, "--- %s broker %d server.log (last %d lines) ---\n%s\n", l.name, nd.id, n, logtext.Tail(s, n))
 	}
 	return b.String()
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"slices"
 	"sync"
 
@@ -179,14 +178,4 @@ func (l *Link) close() {
 	defer l.mu.Unlock()
 	l.proxy.Stop()
 	l.down = true
-}
-
-// freePort returns a 127.0.0.1 port that was free a moment ago.
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
 }

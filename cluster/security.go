@@ -10,6 +10,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/reo-kafka/reo/internal/localhost"
 )
 
 // SecureListener asks the local provider for one more client listener on
@@ -109,7 +111,7 @@ func (l *local) addSecureListener(n *node, props map[string]string) error {
 		return nil
 	}
 	if n.secure == 0 {
-		p, err := freePort()
+		p, err := localhost.FreePort()
 		if err != nil {
 			return err
 		}

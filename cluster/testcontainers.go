@@ -14,6 +14,9 @@ import (
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/reo-kafka/reo/internal/localhost"
+	"github.com/reo-kafka/reo/internal/logtext"
 )
 
 // tcCluster is a KRaft cluster of Kafka containers started with
@@ -97,7 +100,7 @@ func startTestcontainers(ctx context.Context, spec Spec) (c Cluster, err error) 
 	for i := 1; i <= spec.Brokers; i++ {
 		n := &tcNode{id: int32(i)}
 		for _, p := range []*int{&n.client, &n.internal, &n.ctrl} {
-			if *p, err = freePort(); err != nil {
+			if *p, err = localhost.FreePort(); err != nil {
 				return nil, err
 			}
 		}
@@ -300,7 +303,7 @@ func (tc *tcCluster) LogTail(n int) string {
 		if err == nil {
 			out, _ := io.ReadAll(rc)
 			rc.Close()
-			fmt.Fprintf(&b, "--- %s broker %d container log (last %d lines) ---\n%s\n", tc.name, nd.id, n, tail(string(out), n))
+			fmt.Fprintf(&b, "--- %s broker %d container log (last %d lines) ---\n%s\n", tc.name, nd.id, n, logtext.Tail(string(out), n))
 		}
 		cancel()
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/reo-kafka/reo/internal/logtext"
 	"github.com/reo-kafka/reo/oracle"
 	"github.com/reo-kafka/reo/replicator"
 	"github.com/reo-kafka/reo/scenarios"
@@ -389,16 +390,8 @@ func (res *result) report(w io.Writer) {
 	}
 	fmt.Fprintf(w, "MISMATCH: the destination is not an exactly-once copy of the source.\n%s\n", res.Verdict.String())
 	if res.Logs != "" {
-		fmt.Fprintf(w, "replicator warnings and errors:\n%s", tail(res.Logs, 30))
+		fmt.Fprintf(w, "replicator warnings and errors:\n%s\n", logtext.Tail(res.Logs, 30))
 	}
-}
-
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n") + "\n"
 }
 
 // progress draws the live status: on a terminal one line redrawn in place,
