@@ -264,6 +264,7 @@ wait:
 	if len(r.reoMetrics) > 0 {
 		res.ReoSaturation, _ = scrapeReo(ctx, r.reoMetrics)
 	}
+	b.noteGroupSync(ctx, r, topic, "sat", res)
 	got, first, firstN, last := w.Seen()
 	w.Stop()
 	if runErr != nil {
@@ -437,6 +438,7 @@ func (b *bench) latency(ctx context.Context, sys string, wl Workload, gen *recor
 	if len(r.reoMetrics) > 0 {
 		res.ReoLatency, _ = scrapeReo(ctx, r.reoMetrics)
 	}
+	b.noteGroupSync(ctx, r, topic, "lat", res)
 	l.stop()
 	res.PeakRSSMB = max(res.PeakRSSMB, s.PeakRSS())
 

@@ -25,13 +25,14 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
-	"github.com/reo-kafka/reo/chaos"
 	"github.com/reo-kafka/reo/cluster"
+	"github.com/reo-kafka/reo/systems"
 )
 
 func main() {
@@ -66,6 +67,11 @@ type config struct {
 	testJVM      bool
 	brokerProps  map[string]string
 	reoPprof     bool
+	// groupSync is reo-groupsync's sync interval, and the failover
+	// comparison's; failoverMode runs that comparison instead of the plan.
+	groupSync    time.Duration
+	failoverMode bool
+	failover     failoverSettings
 }
 
 func parseList(s string) []string {
@@ -160,7 +166,13 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.out, "out", "bench-out", "directory for bench.json, bench.md and the SVG charts")
 	fs.StringVar(&c.render, "render", "", "only rewrite bench.md and the charts into --out from this saved bench.json")
 	fs.BoolVar(&c.quick, "quick", false, "the quick plan: 1 KiB records, 12 partitions, 1 instance, all four systems, 200k records, 10s of latency (under 5 minutes on 2 cores)")
-	systems := fs.String("systems", strings.Join(allSystems, ","), "systems to run, from "+strings.Join(allSystems, ","))
+	systems := fs.String("systems", strings.Join(allSystems, ","), "systems to run, from "+strings.Join(knownSystems, ",")+" (with --failover: reo,mm2)")
+	fs.DurationVar(&c.groupSync, "group-sync-interval", 5*time.Second, "consumer group offset sync interval of reo-groupsync and of both systems of --failover (MirrorMaker 2 takes whole seconds)")
+	fs.BoolVar(&c.failoverMode, "failover", false, "run the failover comparison (reo and MirrorMaker 2 syncing a consumer group's offsets; the group fails over to the destination) instead of the throughput and latency plan")
+	fs.IntVar(&c.failover.reps, "failover-reps", 3, "repetitions of the failover per system, interleaved")
+	fs.IntVar(&c.failover.partitions, "failover-partitions", 4, "partitions of the failover's topic")
+	fs.IntVar(&c.failover.members, "failover-members", 3, "members of the failover's consumer group")
+	fs.DurationVar(&c.failover.steady, "failover-steady", 0, "how long the failover's group runs after it is first synced, before the sync interval in which the source is lost (0: two intervals)")
 	sizes := fs.String("sizes", "1024,100,16384", "record value sizes in bytes; the first is the base")
 	parts := fs.String("partitions", "12,1,48", "partition counts; the first is the base")
 	insts := fs.String("instances", "1,2,3", "replicator instance counts; the first is the base")
@@ -239,10 +251,27 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 		}
 	}
 	c.systems = parseList(*systems)
-	for _, s := range c.systems {
-		if systemIndex(s) == len(allSystems) {
-			return nil, fmt.Errorf("--systems: unknown system %q (want %s)", s, strings.Join(allSystems, ", "))
+	known := knownSystems
+	if c.failoverMode {
+		known = failoverSystems
+		if !set["systems"] {
+			c.systems = slices.Clone(failoverSystems)
 		}
+	}
+	for _, s := range c.systems {
+		if !slices.Contains(known, s) {
+			return nil, fmt.Errorf("--systems: unknown system %q (want %s)", s, strings.Join(known, ", "))
+		}
+	}
+	if c.groupSync <= 0 {
+		return nil, errors.New("--group-sync-interval must be positive")
+	}
+	c.failover.interval = c.groupSync
+	if c.failover.steady <= 0 {
+		c.failover.steady = 2 * c.groupSync
+	}
+	if c.failover.reps <= 0 || c.failover.partitions <= 0 || c.failover.members <= 0 {
+		return nil, errors.New("--failover-reps, --failover-partitions and --failover-members must be positive")
 	}
 	if len(c.systems) == 0 {
 		return nil, errors.New("--systems: none given")
@@ -345,6 +374,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "           %s\n", firstLines(r.Error, 3))
 		}
 	}
+	if rep.Failover != nil {
+		for _, r := range rep.Failover.Runs {
+			status := "ok"
+			switch {
+			case r.Error != "":
+				status, code = "FAILED: "+firstLines(r.Error, 1), 1
+			case r.System == sysReo && len(r.Violations) > 0:
+				// reo's promise: nothing skipped, nothing re-read beyond
+				// the last sync's bound, every synced offset exact.
+				status, code = "reo's consumer view: "+countsText(r.Violations), 1
+			case r.Skipped > 0:
+				status = fmt.Sprintf("SKIPPED %d", r.Skipped)
+			}
+			fmt.Fprintf(stdout, "  failover %d %-5s re-read %6d (beyond bound %5d)  skipped %4d  first record %6.0f ms  %s\n",
+				r.Rep, r.System, r.ReRead, r.BeyondBound, r.Skipped, r.FirstRecordMs, status)
+		}
+	}
 	return code
 }
 
@@ -372,6 +418,9 @@ func execute(ctx context.Context, cfg *config, command string, stderr io.Writer)
 		needMM2 = needMM2 || s == sysMM2 || s == sysMM2EOS
 	}
 	if needMM2 {
+		if cfg.failoverMode && cfg.failover.interval%time.Second != 0 {
+			return nil, fmt.Errorf("--group-sync-interval %v: MirrorMaker 2 takes whole seconds", cfg.failover.interval)
+		}
 		if cfg.kafka == cluster.InProcess {
 			return nil, errors.New("MirrorMaker 2 cannot run against in-process clusters here: use --kafka local or --systems pipe,reo")
 		}
@@ -396,7 +445,7 @@ func execute(ctx context.Context, cfg *config, command string, stderr io.Writer)
 		return nil, fmt.Errorf("find own binary for the pipe: %w", err)
 	}
 	b.reoBin = cfg.reoBin
-	if b.reoBin == "" && containsSystem(cfg.systems, sysReo) {
+	if b.reoBin == "" && slices.ContainsFunc(cfg.systems, isReo) {
 		b.prog.Step("building cmd/reo")
 		root, err := cluster.RepoRoot()
 		if err != nil {
@@ -408,7 +457,7 @@ func execute(ctx context.Context, cfg *config, command string, stderr io.Writer)
 		}
 		defer os.RemoveAll(dir)
 		bctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
-		b.reoBin, err = chaos.BuildReo(bctx, root, dir)
+		b.reoBin, err = systems.BuildReo(bctx, root, dir)
 		cancel()
 		if err != nil {
 			return nil, err
@@ -425,8 +474,11 @@ func execute(ctx context.Context, cfg *config, command string, stderr io.Writer)
 		go func() {
 			sctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 			defer cancel()
+			// The failover comparison makes the source unreachable by
+			// blackholing its links: it needs them.
+			unproxied := !cfg.proxied && !(cfg.failoverMode && name == "source")
 			c, err := cluster.Start(sctx, cfg.kafka, cluster.Spec{Name: "bench-" + name, Brokers: 1,
-				Unproxied: !cfg.proxied, ServerJVM: !cfg.testJVM && cfg.kafka == cluster.Local, Props: cfg.brokerProps})
+				Unproxied: unproxied, ServerJVM: !cfg.testJVM && cfg.kafka == cluster.Local, Props: cfg.brokerProps})
 			ch <- startResult{c, err}
 		}()
 	}
@@ -456,8 +508,17 @@ func execute(ctx context.Context, cfg *config, command string, stderr io.Writer)
 
 	b.prog.mu.Lock()
 	b.prog.total = b.units()
+	if cfg.failoverMode {
+		b.prog.total = cfg.failover.reps * len(cfg.systems)
+	}
 	b.prog.mu.Unlock()
-	rep.Results = b.runAll(ctx)
+	if cfg.failoverMode {
+		rep.Failover = &FailoverReport{IntervalSec: cfg.failover.interval.Seconds(), Partitions: cfg.failover.partitions,
+			Members: cfg.failover.members, Reps: cfg.failover.reps, SteadySec: cfg.failover.steady.Seconds()}
+		rep.Failover.Runs = b.runFailovers(ctx, cfg.systems)
+	} else {
+		rep.Results = b.runAll(ctx)
+	}
 	rep.DurationSec = time.Since(started).Seconds()
 	if err := ctx.Err(); err != nil {
 		return rep, fmt.Errorf("interrupted: %w", err)

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/reo-kafka/reo/chaos"
 	"github.com/reo-kafka/reo/cluster"
+	"github.com/reo-kafka/reo/systems"
 )
 
 // MirrorMaker 2 runs in dedicated mode (org.apache.kafka.connect.mirror.
@@ -105,16 +105,16 @@ func findJava() (string, error) {
 // mm2Config is the dedicated-mode properties file of one MM2 cluster: one
 // source->target flow of exactly one topic, identity names, nothing but
 // the records (no checkpoints, heartbeats, offset syncs or group offset
-// sync, which reo and the pipe do not do either). alias names the source
-// cluster and with it the Connect group and internal topics, so runs never
-// share state. restPort > 0 enables the internal REST API, which a
-// dedicated MM2 cluster of more than one process needs (KIP-710: followers
-// forward task configurations to the leader through it; without it the
-// tasks of a multi-process cluster may never start) and exactly-once
-// needs to fence zombie tasks. eos enables exactly-once: the target's
-// Connect cluster supports exactly-once source tasks and the replication
-// consumer reads committed data only.
-func mm2Config(alias, srcBootstrap, dstBootstrap, topic string, tasks int, restPort int, eos bool) string {
+// sync, which reo and the pipe do not do either) unless o.groups is set.
+// alias names the source cluster and with it the Connect group and
+// internal topics, so runs never share state. o.restPort > 0 enables the
+// internal REST API, which a dedicated MM2 cluster of more than one
+// process needs (KIP-710: followers forward task configurations to the
+// leader through it; without it the tasks of a multi-process cluster may
+// never start) and exactly-once needs to fence zombie tasks. o.eos enables
+// exactly-once: the target's Connect cluster supports exactly-once source
+// tasks and the replication consumer reads committed data only.
+func mm2Config(alias, srcBootstrap, dstBootstrap, topic string, o mm2Options) string {
 	props := map[string]string{
 		"clusters":                                    alias + ", target",
 		alias + ".bootstrap.servers":                  srcBootstrap,
@@ -123,7 +123,7 @@ func mm2Config(alias, srcBootstrap, dstBootstrap, topic string, tasks int, restP
 		"target->" + alias + ".enabled":               "false",
 		alias + "->target.topics":                     regexp.QuoteMeta(topic),
 		"replication.policy.class":                    "org.apache.kafka.connect.mirror.IdentityReplicationPolicy",
-		"tasks.max":                                   fmt.Sprint(tasks),
+		"tasks.max":                                   fmt.Sprint(o.tasks),
 		"sync.group.offsets.enabled":                  "false",
 		"emit.checkpoints.enabled":                    "false",
 		"emit.heartbeats.enabled":                     "false",
@@ -133,21 +133,52 @@ func mm2Config(alias, srcBootstrap, dstBootstrap, topic string, tasks int, restP
 		"replication.factor":                          "1",
 		"checkpoints.topic.replication.factor":        "1",
 		"heartbeats.topic.replication.factor":         "1",
+		"offset-syncs.topic.replication.factor":       "1",
 		"offset.storage.replication.factor":           "1",
 		"status.storage.replication.factor":           "1",
 		"config.storage.replication.factor":           "1",
 		alias + "->target.replication.factor":         "1",
 		alias + "->target.sync.topic.configs.enabled": "false",
 	}
-	if restPort > 0 {
+	if o.restPort > 0 {
 		props["dedicated.mode.enable.internal.rest"] = "true"
-		props["listeners"] = fmt.Sprintf("http://127.0.0.1:%d", restPort)
+		props["listeners"] = fmt.Sprintf("http://127.0.0.1:%d", o.restPort)
 	}
-	if eos {
+	if o.eos {
 		props["target.exactly.once.source.support"] = "enabled"
+	}
+	if o.eos || o.groups != "" {
 		props[alias+".consumer.isolation.level"] = "read_committed"
 	}
+	if o.groups != "" {
+		// Group offset sync as MM2's documentation sets it up: offset
+		// syncs (offset.lag.max left at its default, 100), checkpoints and
+		// the sync itself, every interval; groups are looked for as often.
+		secs := fmt.Sprint(max(1, int(o.groupInterval.Round(time.Second).Seconds())))
+		props["sync.group.offsets.enabled"] = "true"
+		props["emit.checkpoints.enabled"] = "true"
+		props["emit.offset-syncs.enabled"] = "true"
+		props["refresh.groups.enabled"] = "true"
+		props["groups"] = o.groups
+		props["sync.group.offsets.interval.seconds"] = secs
+		props["emit.checkpoints.interval.seconds"] = secs
+		props["refresh.groups.interval.seconds"] = secs
+	}
 	return cluster.FormatProperties(props)
+}
+
+// mm2Options are the settings of one MM2 cluster beyond its topic.
+type mm2Options struct {
+	instances, tasks int
+	restPort         int  // set per process by start
+	eos              bool // exactly-once source support, read_committed
+	// groups, when set, turns on checkpoints and group offset sync for
+	// the groups it matches (a regex), every groupInterval (whole
+	// seconds: MM2's unit), with a read_committed replication consumer
+	// (MM2's default reads uncommitted and would copy aborted records to
+	// the consumers that fail over).
+	groups        string
+	groupInterval time.Duration
 }
 
 const mm2Log4j = `rootLogger.level=INFO
@@ -159,23 +190,23 @@ appender.f.layout.type=PatternLayout
 appender.f.layout.pattern=[%%d] %%p %%m (%%c)%%n
 `
 
-// startMM2 starts n MM2 processes of one MM2 cluster replicating topic.
-// Each gets its own directory (config, log) under dir.
-func (e *mm2Env) start(dir, alias string, src, dst cluster.Cluster, topic string, n, tasks int, eos bool) ([]*chaos.Instance, error) {
-	var insts []*chaos.Instance
-	for i := range n {
+// start starts o.instances MM2 processes of one MM2 cluster replicating
+// topic. Each gets its own directory (config, log) under dir.
+func (e *mm2Env) start(dir, alias string, src, dst cluster.Cluster, topic string, o mm2Options) ([]*systems.Instance, error) {
+	var insts []*systems.Instance
+	for i := range o.instances {
 		idir := filepath.Join(dir, fmt.Sprintf("mm2-%d", i))
 		if err := os.MkdirAll(idir, 0o755); err != nil {
 			return insts, err
 		}
-		port := 0
-		if eos || n > 1 {
+		o.restPort = 0
+		if o.eos || o.instances > 1 {
 			var err error
-			if port, err = freePort(); err != nil {
+			if o.restPort, err = freePort(); err != nil {
 				return insts, err
 			}
 		}
-		cfg := mm2Config(alias, strings.Join(src.Bootstrap(), ","), strings.Join(dst.Bootstrap(), ","), topic, tasks, port, eos)
+		cfg := mm2Config(alias, strings.Join(src.Bootstrap(), ","), strings.Join(dst.Bootstrap(), ","), topic, o)
 		cfgPath := filepath.Join(idir, "mm2.properties")
 		logCfg := filepath.Join(idir, "log4j2.properties")
 		if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
@@ -189,7 +220,7 @@ func (e *mm2Env) start(dir, alias string, src, dst cluster.Cluster, topic string
 			"-Dlog4j2.configurationFile="+logCfg,
 			"-cp", filepath.Join(e.libs, "*"),
 			mm2Main, cfgPath)
-		inst, err := chaos.StartInstance(fmt.Sprintf("mm2-%d", i), e.java, args, nil)
+		inst, err := systems.StartInstance(fmt.Sprintf("mm2-%d", i), e.java, args, nil)
 		if err != nil {
 			return insts, err
 		}

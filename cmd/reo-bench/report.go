@@ -23,6 +23,23 @@ const (
 
 var allSystems = []string{sysPipe, sysReo, sysMM2, sysMM2EOS}
 
+// reo with an application's consumer group reading its source topic: its
+// offsets synced by reo every --group-sync-interval (reo-groupsync), or
+// the same group with reo's sync off (reo-groupsync-off), so that the two
+// differ in the sync alone. Run only when named in --systems.
+const (
+	sysReoGroupSyncOff = "reo-groupsync-off"
+	sysReoGroupSync    = "reo-groupsync"
+)
+
+// knownSystems are allSystems and those run only when named.
+var knownSystems = append(slices.Clone(allSystems), sysReoGroupSyncOff, sysReoGroupSync)
+
+// isReo reports whether sys runs cmd/reo.
+func isReo(sys string) bool {
+	return sys == sysReo || sys == sysReoGroupSync || sys == sysReoGroupSyncOff
+}
+
 // Report is bench.json: where and how the run was made, and one Result per
 // system and workload. Every Result of a Report was measured in the same
 // run on the same clusters, so ratios between them hold on a noisy machine.
@@ -44,6 +61,8 @@ type Report struct {
 	// provider, a MirrorMaker version other than the brokers').
 	Notes   []string `json:"notes,omitempty"`
 	Results []Result `json:"results"`
+	// Failover is the failover comparison (--failover), when it ran.
+	Failover *FailoverReport `json:"failover,omitempty"`
 }
 
 // Machine describes where the run was made.
@@ -162,7 +181,10 @@ type Result struct {
 	ReoSaturation *ReoStats      `json:"reo_saturation,omitempty"`
 	ReoLatency    *ReoStats      `json:"reo_latency,omitempty"`
 	Violations    map[string]int `json:"violations,omitempty"`
-	Error         string         `json:"error,omitempty"`
+	// GroupSync is the group sync systems' check of their application
+	// group at the end of each phase.
+	GroupSync []GroupSyncCheck `json:"group_sync,omitempty"`
+	Error     string           `json:"error,omitempty"`
 }
 
 // Write writes bench.json, bench.md and the SVG charts into dir.
@@ -404,7 +426,13 @@ func (r *Report) Markdown(w io.Writer, charts []string) error {
 			fmt.Fprintf(&b, "![%s](%s)\n\n", strings.TrimSuffix(c, ".svg"), c)
 		}
 	}
-	b.WriteString(methodText)
+	if r.Failover != nil {
+		r.Failover.markdown(&b)
+	}
+	if len(r.Results) > 0 {
+		b.WriteString(groupSyncText(r))
+		b.WriteString(methodText)
+	}
 	b.WriteString(r.setupText())
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -461,10 +489,10 @@ func quantile(sorted []float64, p float64) float64 {
 
 // systemOrder sorts results by workload order of appearance, then system.
 func systemIndex(s string) int {
-	if i := slices.Index(allSystems, s); i >= 0 {
+	if i := slices.Index(knownSystems, s); i >= 0 {
 		return i
 	}
-	return len(allSystems)
+	return len(knownSystems)
 }
 
 const methodText = `## How it was measured
@@ -534,6 +562,13 @@ func (r *Report) setupText() string {
   (other work on the machine shows in the load average above); the ratios
   between systems measured in one run are the result.
 `)
+	}
+	if r.Failover != nil {
+		b.WriteString(`- **Network.** The source's broker is reached through a toxiproxy link
+  (the failover blackholes it), in reo-bench's own process; the
+  destination's directly, on 127.0.0.1.
+`)
+		return b.String()
 	}
 	if r.Unproxied {
 		b.WriteString(`- **Network.** Every client, the systems' and the harness's, talks to the

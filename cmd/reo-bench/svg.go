@@ -14,6 +14,7 @@ import (
 
 var systemColor = map[string]string{
 	sysPipe: "#8c8c8c", sysReo: "#d62728", sysMM2: "#1f77b4", sysMM2EOS: "#ff7f0e",
+	sysReoGroupSyncOff: "#9467bd", sysReoGroupSync: "#2ca02c",
 }
 
 func colorOf(s string) string {

@@ -10,16 +10,17 @@ import (
 	"strings"
 	"time"
 
-	"github.com/reo-kafka/reo/chaos"
+	"github.com/reo-kafka/reo/systems"
 )
 
 // running is one system under test, started: its processes and how to
 // stop them.
 type running struct {
 	system     string
-	insts      []*chaos.Instance
-	dir        string   // scratch dir (MM2 configs and logs), removed by stop
-	reoMetrics []string // reo instances' --metrics-addr
+	insts      []*systems.Instance
+	dir        string    // scratch dir (MM2 configs and logs), removed by stop
+	reoMetrics []string  // reo instances' --metrics-addr
+	group      *appGroup // the group sync systems' application group, stopped by stop
 }
 
 // pids lists the processes to measure.
@@ -80,6 +81,10 @@ func (r *running) saveLogs(dir string) error {
 // exit, kills what is left and removes the scratch dir. An exit status
 // other than success is not an error here: the oracle judges the result.
 func (r *running) stop(grace time.Duration) {
+	if r.group != nil {
+		r.group.stop()
+		r.group = nil
+	}
 	for _, i := range r.insts {
 		_ = i.Resume()
 	}
@@ -110,6 +115,8 @@ func (b *bench) start(sys string, wl Workload, topic, run string) (*running, err
 	switch sys {
 	case sysReo:
 		err = b.startReo(r, wl, topic, run)
+	case sysReoGroupSync, sysReoGroupSyncOff:
+		err = b.startReoGroupSync(r, wl, topic, run, sys == sysReoGroupSync)
 	case sysPipe:
 		err = b.startPipe(r, wl, topic, run)
 	case sysMM2, sysMM2EOS:
@@ -122,7 +129,7 @@ func (b *bench) start(sys string, wl Workload, topic, run string) (*running, err
 			if tasks <= 0 {
 				tasks = min(wl.Partitions, 4*wl.Instances)
 			}
-			r.insts, err = b.mm2.start(r.dir, "src-"+run, b.src, b.dst, topic, wl.Instances, tasks, sys == sysMM2EOS)
+			r.insts, err = b.mm2.start(r.dir, "src-"+run, b.src, b.dst, topic, mm2Options{instances: wl.Instances, tasks: tasks, eos: sys == sysMM2EOS})
 		}
 	default:
 		err = fmt.Errorf("unknown system %q", sys)
@@ -134,7 +141,9 @@ func (b *bench) start(sys string, wl Workload, topic, run string) (*running, err
 	return r, nil
 }
 
-func (b *bench) startReo(r *running, wl Workload, topic, run string) error {
+// startReo starts wl.Instances reo processes replicating topic as
+// replication run, with reo-bench's --reo-args and then extra.
+func (b *bench) startReo(r *running, wl Workload, topic, run string, extra ...string) error {
 	args := []string{"replicate",
 		"--source-bootstrap", strings.Join(b.src.Bootstrap(), ","),
 		"--dest-bootstrap", strings.Join(b.dst.Bootstrap(), ","),
@@ -153,14 +162,14 @@ func (b *bench) startReo(r *running, wl Workload, topic, run string) error {
 	if wl.ReoShards != "" {
 		args = append(args, "--shards", wl.ReoShards)
 	}
-	args = append(args, b.cfg.reoArgs...)
+	args = append(append(args, b.cfg.reoArgs...), extra...)
 	for i := range wl.Instances {
 		port, err := freePort()
 		if err != nil {
 			return err
 		}
 		addr := fmt.Sprintf("127.0.0.1:%d", port)
-		inst, err := chaos.StartInstance(fmt.Sprintf("reo-%d", i), b.reoBin, append(args, "--metrics-addr", addr), nil)
+		inst, err := systems.StartInstance(fmt.Sprintf("reo-%d", i), b.reoBin, append(args, "--metrics-addr", addr), nil)
 		if err != nil {
 			return err
 		}
@@ -178,7 +187,7 @@ func (b *bench) startPipe(r *running, wl Workload, topic, run string) error {
 		"--group", run,
 	}
 	for i := range wl.Instances {
-		inst, err := chaos.StartInstance(fmt.Sprintf("pipe-%d", i), b.selfBin, args, []string{envChild + "=pipe"})
+		inst, err := systems.StartInstance(fmt.Sprintf("pipe-%d", i), b.selfBin, args, []string{envChild + "=pipe"})
 		if err != nil {
 			return err
 		}
