@@ -2,7 +2,6 @@ package scenarios
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -17,51 +16,141 @@ type Converged struct {
 	Dest    oracle.Log
 }
 
+// convergePoll is how long Converge waits between two looks.
+const convergePoll = 500 * time.Millisecond
+
 // Converge polls until the destination holds everything the source does
 // (the oracle's verdict is clean) or ctx ends, reading both clusters
-// directly (bypassing the proxies). It stops early on any violation other
-// than lost records, which waiting cannot heal.
+// directly (bypassing the proxies). It keeps polling while every violation
+// is one that waiting can heal (see Healable): the destination is behind,
+// or the last transactions the workload committed are not yet visible in
+// the source, because a commit is acknowledged once the coordinator has
+// logged it and the markers that make it visible to read_committed
+// readers follow asynchronously. It returns at once on any other
+// violation. When ctx ends it returns the last verdict it took (if any
+// look succeeded) and an error saying what was still wrong.
 func Converge(ctx context.Context, src, dst cluster.Cluster, topics []string, m oracle.Mapping, hist *oracle.History) (Converged, error) {
-	var (
-		last Converged
-		err  error
-	)
 	dstTopics := make([]string, len(topics))
 	for i, t := range topics {
 		if dstTopics[i], _ = m.Map(t); dstTopics[i] == "" {
 			dstTopics[i] = t
 		}
 	}
-	for {
-		var s, d oracle.Log
-		s, err = Dump(ctx, cluster.DirectOpts(src), topics...)
-		if err == nil {
-			d, err = Dump(ctx, cluster.DirectOpts(dst), dstTopics...)
+	look := func(ctx context.Context) (s, d oracle.Log, err error) {
+		if s, err = Dump(ctx, cluster.DirectOpts(src), topics...); err != nil {
+			return nil, nil, err
 		}
+		if d, err = Dump(ctx, cluster.DirectOpts(dst), dstTopics...); err != nil {
+			return nil, nil, err
+		}
+		return s, d, nil
+	}
+	return converge(ctx, look, m, hist, convergePoll)
+}
+
+// converge is Converge over any way of reading the two sides: look reads
+// the source, then the destination.
+func converge(ctx context.Context, look func(context.Context) (src, dst oracle.Log, err error),
+	m oracle.Mapping, hist *oracle.History, poll time.Duration) (Converged, error) {
+	var (
+		last  Converged
+		taken bool // last holds a verdict
+	)
+	for {
+		s, d, err := look(ctx)
 		if err == nil {
-			last = Converged{oracle.Check(s, d, m, hist), s, d}
-			if last.Verdict.OK() || !onlyLost(last.Verdict) {
+			last, taken = Converged{oracle.Check(s, d, m, hist), s, d}, true
+			if !Healable(last.Verdict) {
+				// Clean, or a violation that waiting cannot heal.
 				return last, nil
 			}
 		}
 		select {
 		case <-ctx.Done():
-			if err == nil {
-				err = errors.New("destination never caught up")
+			state := "no look at both clusters succeeded"
+			if taken {
+				state = "last look: " + countsString(last.Verdict)
 			}
-			return last, fmt.Errorf("%w (%v)", err, ctx.Err())
-		case <-time.After(500 * time.Millisecond):
+			if err == nil {
+				err = ctx.Err()
+			}
+			return last, fmt.Errorf("destination never caught up (%s): %w", state, err)
+		case <-time.After(poll):
 		}
 	}
 }
 
-func onlyLost(v oracle.Verdict) bool {
+// Healable reports whether v has violations and all of them may go away
+// by reading again later, so that Converge should keep waiting:
+//
+//   - lost: the destination is behind;
+//   - source-lost: transactions the workload saw committed are not yet
+//     visible in the source (their markers are not written yet);
+//   - phantom, only for records that are also source-lost in the same
+//     verdict: the source was read before their markers were written and
+//     the destination after they were copied.
+//
+// Anything else (a duplicate, a reordering, aborted records visible,
+// corruption, a record in the wrong partition, a phantom the source never
+// acknowledged, an incomplete check) is decided and returned at once.
+func Healable(v oracle.Verdict) bool {
+	if v.OK() {
+		return false
+	}
 	for k, n := range v.Counts {
-		if n > 0 && k != oracle.KindLost {
+		if n == 0 {
+			continue
+		}
+		switch k {
+		case oracle.KindLost, oracle.KindSourceLost:
+		case oracle.KindPhantom:
+			if !phantomsSourceLost(v) {
+				return false
+			}
+		default:
 			return false
 		}
 	}
 	return true
+}
+
+// phantomsSourceLost reports whether every phantom of v is a record the
+// History acknowledged that the source did not show yet (a source-lost
+// violation with the same ID).
+func phantomsSourceLost(v oracle.Verdict) bool {
+	if v.Dropped > 0 {
+		return false // not every violation is listed
+	}
+	unseen := map[string]bool{}
+	for _, x := range v.Violations {
+		if x.Kind == oracle.KindSourceLost && x.ID != "" {
+			unseen[x.ID] = true
+		}
+	}
+	for _, x := range v.Violations {
+		if x.Kind == oracle.KindPhantom && (x.ID == "" || !unseen[x.ID]) {
+			return false
+		}
+	}
+	return true
+}
+
+// countsString lists v's violation counts in report order, "no verdict"
+// when v holds none.
+func countsString(v oracle.Verdict) string {
+	s := ""
+	for _, k := range oracle.Kinds {
+		if n := v.Counts[k]; n > 0 {
+			if s != "" {
+				s += " "
+			}
+			s += fmt.Sprintf("%s=%d", k, n)
+		}
+	}
+	if s == "" {
+		return "no verdict"
+	}
+	return s
 }
 
 // MergeHistories joins the histories of several workloads.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/reo-kafka/reo/cluster"
 	"github.com/reo-kafka/reo/cluster/kafkatest"
+	"github.com/reo-kafka/reo/oracle"
 	"github.com/reo-kafka/reo/reports"
 	"github.com/reo-kafka/reo/scenarios"
 	"github.com/reo-kafka/reo/systems"
@@ -120,8 +121,8 @@ func TestCrashLoop(t *testing.T) {
 				t.Fatal(err)
 			}
 			cctx, ccancel := context.WithTimeout(ctx, 2*time.Minute)
-			conv, cerr := converge(cctx, src, dst, topic, hist)
-			verdict := conv.verdict
+			conv, cerr := scenarios.Converge(cctx, src, dst, []string{topic}, oracle.IdentityMapping(), hist)
+			verdict := conv.Verdict
 			ccancel()
 			tctx, tcancel := context.WithTimeout(ctx, 15*time.Second)
 			terr := final.Terminate(tctx)
@@ -131,7 +132,7 @@ func TestCrashLoop(t *testing.T) {
 				rep := &reports.Report{Name: t.Name(), Seed: s, Provider: string(kind), Started: started,
 					Replay: fmt.Sprintf("REO_SEED=%d go test ./scenarios -run '%s'", s, t.Name()),
 					Logs:   map[string]string{"last-instance": outputs[len(outputs)-1]}, History: hist,
-					Source: conv.src, Dest: conv.dst, Verdict: verdict}
+					Source: conv.Source, Dest: conv.Dest, Verdict: verdict}
 				t.Fatalf("after %d SIGKILLs the destination differs from the source (%v):\n%s\n%s\n%s", kills, cerr, verdict.String(), report(), saveReport(t, rep))
 			}
 			if terr != nil {

@@ -1,24 +1,18 @@
 package scenarios_test
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/reo-kafka/reo/cluster"
-	"github.com/reo-kafka/reo/oracle"
+	"github.com/reo-kafka/reo/internal/localhost"
+	"github.com/reo-kafka/reo/internal/promscrape"
 	"github.com/reo-kafka/reo/reports"
-	"github.com/reo-kafka/reo/scenarios"
 	"github.com/reo-kafka/reo/systems"
 )
 
@@ -102,45 +96,28 @@ func pair(t *testing.T, kind cluster.Kind) (src, dst cluster.Cluster) {
 	return src, dst
 }
 
+// freeAddr returns a free 127.0.0.1 address or fails the test.
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := localhost.FreeAddr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return addr
 }
 
-// metric reads one unlabelled-or-summed gauge/counter from a /metrics page.
+// metric sums every series of one metric on the /metrics page at addr;
+// it fails when the page cannot be read or has no such series.
 func metric(addr, name string) (float64, error) {
-	resp, err := http.Get("http://" + addr + "/metrics")
+	p, err := promscrape.Fetch(context.Background(), addr, 2*time.Second)
 	if err != nil {
 		return 0, err
 	}
-	defer resp.Body.Close()
-	sum, found := 0.0, false
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, name) {
-			continue
-		}
-		rest := line[len(name):]
-		if rest == "" || (rest[0] != ' ' && rest[0] != '{') {
-			continue
-		}
-		f := strings.Fields(line)
-		v, err := strconv.ParseFloat(f[len(f)-1], 64)
-		if err == nil {
-			sum, found = sum+v, true
-		}
+	v, ok := p.Sum(name, nil)
+	if !ok {
+		return 0, fmt.Errorf("metric %s not exposed at %s", name, addr)
 	}
-	if !found {
-		return 0, fmt.Errorf("metric %s not exposed", name)
-	}
-	return sum, nil
+	return v, nil
 }
 
 // waitMetric polls until metric name at addr satisfies ok, the instance
@@ -156,43 +133,6 @@ func waitMetric(ctx context.Context, inst *systems.Instance, addr, name string, 
 		case <-ctx.Done():
 			return fmt.Errorf("waiting for %s on %s: %w", name, inst.Name, ctx.Err())
 		case <-time.After(50 * time.Millisecond):
-		}
-	}
-}
-
-// converged is the last look converge took.
-type converged struct {
-	verdict  oracle.Verdict
-	src, dst oracle.Log
-}
-
-// converge polls the oracle until the destination holds everything the
-// source does, or ctx ends; it returns the last verdict and dumps.
-func converge(ctx context.Context, src, dst cluster.Cluster, topic string, hist *oracle.History) (converged, error) {
-	var last converged
-	for {
-		s, err := scenarios.Dump(ctx, cluster.DirectOpts(src), topic)
-		if err != nil {
-			return last, err
-		}
-		d, err := scenarios.Dump(ctx, cluster.DirectOpts(dst), topic)
-		if err == nil {
-			last = converged{oracle.Check(s, d, oracle.IdentityMapping(), hist), s, d}
-			if last.verdict.OK() {
-				return last, nil
-			}
-			if !onlyLost(last.verdict) {
-				// Anything but missing records cannot heal by waiting.
-				return last, nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			if err == nil {
-				err = errors.New("destination never caught up")
-			}
-			return last, fmt.Errorf("%w (%v)", err, ctx.Err())
-		case <-time.After(500 * time.Millisecond):
 		}
 	}
 }
@@ -214,13 +154,4 @@ func saveReport(t *testing.T, r *reports.Report) string {
 		return "no report: " + err.Error()
 	}
 	return "report: " + path
-}
-
-func onlyLost(v oracle.Verdict) bool {
-	for k, n := range v.Counts {
-		if n > 0 && k != oracle.KindLost {
-			return false
-		}
-	}
-	return true
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/reo-kafka/reo/cluster/kafkatest"
+	"github.com/reo-kafka/reo/oracle"
 	"github.com/reo-kafka/reo/replicator"
 	"github.com/reo-kafka/reo/reports"
 	"github.com/reo-kafka/reo/scenarios"
@@ -124,8 +125,8 @@ func TestZombieInstance(t *testing.T) {
 				}
 				hist := wl.History()
 				cctx, ccancel := context.WithTimeout(ctx, 2*time.Minute)
-				conv, cerr := converge(cctx, src, dst, topic, hist)
-				verdict := conv.verdict
+				conv, cerr := scenarios.Converge(cctx, src, dst, []string{topic}, oracle.IdentityMapping(), hist)
+				verdict := conv.Verdict
 				ccancel()
 				logs := map[string]string{}
 				for _, in := range insts {
@@ -139,7 +140,7 @@ func TestZombieInstance(t *testing.T) {
 				if cerr != nil || !verdict.OK() {
 					rep := &reports.Report{Name: t.Name(), Seed: s, Provider: string(kind), Started: started,
 						Replay: fmt.Sprintf("REO_SEED=%d go test ./scenarios -run '%s'", s, t.Name()),
-						Logs:   logs, History: hist, Source: conv.src, Dest: conv.dst, Verdict: verdict}
+						Logs:   logs, History: hist, Source: conv.Source, Dest: conv.Dest, Verdict: verdict}
 					t.Fatalf("seed %d: destination differs from source with a zombie (%v):\n%s\nzombie output:\n%s\n%s", s, cerr, verdict.String(), lastLines([]string{zombie.Output()}, 40), saveReport(t, rep))
 				}
 				t.Logf("workload %d records; verdict: %s", len(hist.Writes), firstLineOf(verdict.String()))

@@ -1,0 +1,181 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reo-kafka/reo/oracle"
+)
+
+// convergeFixture is a workload history of two committed transactions
+// over partitions 0 and 1 of topic "t": "first" (records f0-0..f1-1) and
+// "tail" (t0-0..t1-1), the last one written; and logs that show as much
+// of it as the caller asks.
+type convergeFixture struct {
+	hist *oracle.History
+}
+
+func newConvergeFixture() convergeFixture {
+	h := &oracle.History{Txns: []oracle.Txn{{ID: "first", Outcome: oracle.TxnCommitted}, {ID: "tail", Outcome: oracle.TxnCommitted}}}
+	for _, txn := range []string{"first", "tail"} {
+		for p := range int32(2) {
+			for i := range 2 {
+				h.Writes = append(h.Writes, oracle.Write{ID: fmt.Sprintf("%c%d-%d", txn[0], p, i), Topic: "t", Partition: p, Txn: txn, Outcome: oracle.WriteAcked})
+			}
+		}
+	}
+	return convergeFixture{hist: h}
+}
+
+// log returns partitions 0 and 1 of "t" holding the "first" transaction's
+// records and, in the partitions listed in tail, the "tail" transaction's
+// (each partition in offset order, one offset per record and marker).
+func (f convergeFixture) log(tail ...int32) oracle.Log {
+	l := oracle.Log{}
+	for p := range int32(2) {
+		tp := oracle.TopicPartition{Topic: "t", Partition: p}
+		l[tp] = nil
+		off := int64(0)
+		add := func(prefix byte) {
+			for i := range 2 {
+				id := fmt.Sprintf("%c%d-%d", prefix, p, i)
+				l.Add(oracle.Record{Topic: "t", Partition: p, Offset: off, Key: []byte(id), Value: []byte("v-" + id),
+					Timestamp: time.UnixMilli(1_700_000_000_000 + off),
+					Headers:   []oracle.Header{{Key: oracle.IDHeader, Value: []byte(id)}}})
+				off++
+			}
+			off++ // the commit marker
+		}
+		add('f')
+		for _, tp := range tail {
+			if tp == p {
+				add('t')
+			}
+		}
+	}
+	return l
+}
+
+type look struct{ src, dst oracle.Log }
+
+// looks returns a read function that serves the given looks in turn (the
+// last one again once they run out) and counts the calls.
+func looks(ls ...look) (func(context.Context) (oracle.Log, oracle.Log, error), *int) {
+	n := new(int)
+	return func(context.Context) (oracle.Log, oracle.Log, error) {
+		l := ls[min(*n, len(ls)-1)]
+		*n++
+		return l.src, l.dst, nil
+	}, n
+}
+
+// TestConvergeWaitsForCommitMarkers proves Converge waits out a
+// transaction that the workload saw committed while its markers are not
+// yet written: the first look finds the tail visible in the source's
+// partition 0 only (so partition 1's half is source-lost) and copied
+// nowhere (partition 0's half is lost); the second finds partition 1's
+// markers written between the two reads, so the destination already
+// holds records the source read did not (phantoms of source-lost
+// records); the third finds both sides whole. Converge must take all
+// three looks and return the clean verdict without an error.
+func TestConvergeWaitsForCommitMarkers(t *testing.T) {
+	f := newConvergeFixture()
+	read, calls := looks(
+		look{src: f.log(0), dst: f.log()},
+		look{src: f.log(0), dst: f.log(0, 1)},
+		look{src: f.log(0, 1), dst: f.log(0, 1)},
+	)
+	// The first two looks are what the oracle says they are.
+	for i, want := range [][]oracle.Kind{{oracle.KindLost, oracle.KindSourceLost}, {oracle.KindPhantom, oracle.KindSourceLost}} {
+		s, d, _ := read(context.Background())
+		v := oracle.Check(s, d, oracle.IdentityMapping(), f.hist)
+		for _, k := range want {
+			if v.Counts[k] != 2 {
+				t.Fatalf("look %d: want 2 %s violations, got verdict:\n%s", i, k, v)
+			}
+		}
+		if !Healable(v) {
+			t.Errorf("look %d is not healable by waiting:\n%s", i, v)
+		}
+	}
+	*calls = 0
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conv, err := converge(ctx, read, oracle.IdentityMapping(), f.hist, time.Millisecond)
+	if err != nil {
+		t.Fatalf("converge: %v\n%s", err, conv.Verdict)
+	}
+	if !conv.Verdict.OK() {
+		t.Fatalf("converge returned a failing verdict after %d looks:\n%s", *calls, conv.Verdict)
+	}
+	if *calls != 3 {
+		t.Fatalf("converge took %d looks, want 3 (it stopped before the markers were written, or read on after a clean verdict)", *calls)
+	}
+}
+
+// TestConvergeReturnsUnhealableAtOnce proves Converge does not wait on a
+// violation that waiting cannot heal: a duplicated record in the
+// destination, even while the tail is still missing on both sides, and a
+// phantom the workload never acknowledged.
+func TestConvergeReturnsUnhealableAtOnce(t *testing.T) {
+	f := newConvergeFixture()
+	dup := f.log()
+	tp := oracle.TopicPartition{Topic: "t", Partition: 1}
+	r := dup[tp][1]
+	r.Offset = 10
+	dup.Add(r)
+	phantom := f.log(0, 1)
+	phantom.Add(oracle.Record{Topic: "t", Partition: 1, Offset: 20, Key: []byte("x"),
+		Headers: []oracle.Header{{Key: oracle.IDHeader, Value: []byte("never-written")}}})
+	for _, tc := range []struct {
+		name     string
+		src, dst oracle.Log
+		kind     oracle.Kind
+	}{
+		{"duplicate while the tail is missing", f.log(0), dup, oracle.KindDuplicated},
+		{"phantom never acknowledged", f.log(0, 1), phantom, oracle.KindPhantom},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			read, calls := looks(look{tc.src, tc.dst}, look{f.log(0, 1), f.log(0, 1)})
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			conv, err := converge(ctx, read, oracle.IdentityMapping(), f.hist, time.Millisecond)
+			if err != nil {
+				t.Fatalf("converge: %v", err)
+			}
+			if *calls != 1 {
+				t.Fatalf("converge took %d looks on a %s, want 1", *calls, tc.kind)
+			}
+			if conv.Verdict.Counts[tc.kind] != 1 {
+				t.Fatalf("want one %s in the returned verdict, got:\n%s", tc.kind, conv.Verdict)
+			}
+		})
+	}
+}
+
+// TestConvergeReturnsLastVerdictAtDeadline proves that when the tail never
+// shows up, Converge returns at its deadline with the last verdict it
+// took and an error that names what was still missing.
+func TestConvergeReturnsLastVerdictAtDeadline(t *testing.T) {
+	f := newConvergeFixture()
+	read, calls := looks(look{f.log(0), f.log()})
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	conv, err := converge(ctx, read, oracle.IdentityMapping(), f.hist, time.Millisecond)
+	if err == nil {
+		t.Fatalf("converge returned no error at its deadline; verdict:\n%s", conv.Verdict)
+	}
+	if !strings.Contains(err.Error(), "lost=2 source-lost=2") {
+		t.Errorf("deadline error %q does not name the violations still open", err)
+	}
+	if conv.Verdict.Counts[oracle.KindLost] != 2 || conv.Verdict.Counts[oracle.KindSourceLost] != 2 {
+		t.Errorf("want the last verdict (lost=2 source-lost=2), got:\n%s", conv.Verdict)
+	}
+	if *calls < 2 {
+		t.Errorf("converge looked %d times before its deadline; it should keep polling", *calls)
+	}
+}
