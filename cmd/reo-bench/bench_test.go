@@ -568,6 +568,18 @@ func TestFailoverConfig(t *testing.T) {
 	if _, err := parseConfig([]string{"--failover", "--failover-reps", "0"}, io.Discard); err == nil {
 		t.Error("--failover-reps 0 accepted")
 	}
+	if _, err := parseConfig([]string{"--failover", "--failover-workload", "bursty"}, io.Discard); err == nil {
+		t.Error("--failover-workload bursty accepted")
+	}
+	if c.failover.workload != failoverMixed {
+		t.Errorf("default failover workload %q", c.failover.workload)
+	}
+	if p := failoverProfile(failoverPlain, 4); p.CommitShare != 0 || p.AbortShare != 0 || p.Partitions != 4 {
+		t.Errorf("the plain workload writes transactions: %+v", p)
+	}
+	if p := failoverProfile(failoverMixed, 4); p.CommitShare == 0 || p.AbortShare == 0 {
+		t.Errorf("the mixed workload writes no transactions: %+v", p)
+	}
 	c, err = parseConfig([]string{"--systems", "reo-groupsync-off,reo-groupsync", "--group-sync-interval", "1s"}, io.Discard)
 	if err != nil || len(c.systems) != 2 || c.groupSync != time.Second {
 		t.Errorf("group sync systems: %v %v %v", err, c.systems, c.groupSync)

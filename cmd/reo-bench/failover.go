@@ -39,6 +39,24 @@ type failoverSettings struct {
 	partitions int
 	members    int
 	steady     time.Duration // run time after the first sync, before the failover window
+	workload   string        // failoverMixed or failoverPlain
+}
+
+// The failover's workloads: transactions (committed and aborted) and
+// plain batches, or plain batches only.
+const (
+	failoverMixed = "mixed"
+	failoverPlain = "plain"
+)
+
+// failoverProfile is what the workload writes.
+func failoverProfile(workload string, partitions int) scenarios.Profile {
+	p := scenarios.DefaultProfile(int32(partitions))
+	p.BatchMax = 16
+	if workload == failoverPlain {
+		p.CommitShare, p.AbortShare = 0, 0
+	}
+	return p
 }
 
 // failoverSystems are the systems the comparison knows.
@@ -163,9 +181,7 @@ func (f *foRun) do(ctx context.Context, res *FailoverRun, at time.Duration) erro
 	// The application: a mixed workload (transactions, aborted ones,
 	// plain records) and a consumer group, both through the source's
 	// links, so that they lose it with the outage.
-	p := scenarios.DefaultProfile(int32(s.partitions))
-	p.BatchMax = 16
-	f.wl = &scenarios.Workload{Topic: f.topic, Profile: p, Seed: b.cfg.seed + uint64(res.Rep)}
+	f.wl = &scenarios.Workload{Topic: f.topic, Profile: failoverProfile(s.workload, s.partitions), Seed: b.cfg.seed + uint64(res.Rep)}
 	wctx, wstop := context.WithCancel(ctx)
 	wdone := make(chan struct{})
 	go func() { defer close(wdone); _ = f.wl.Run(wctx, b.src.ClientOpts(), 0) }()
@@ -321,6 +337,14 @@ func (f *foRun) do(ctx context.Context, res *FailoverRun, at time.Duration) erro
 		}
 		so.Copied = copiedBefore(f.watch.lsoReads(), p, commitTime(f.before.Commits(), f.topic, p, so.SourceOffset))
 		synced[oracle.TopicPartition{Topic: f.topic, Partition: p}] = so
+		res.SyncKnown++
+		if so.Copied >= 0 {
+			res.CopiedKnown++
+		}
+	}
+	if f.checkpointsTop != "" && res.SyncKnown < len(lastSync) {
+		b.prog.Logf("%s: %d of %d synced offsets found in %d checkpoints of %s: synced %v, checkpoints %v",
+			f.run, res.SyncKnown, len(lastSync), len(cps), f.checkpointsTop, offsetsText(lastSync), cps)
 	}
 	syncs := make([]oracle.SyncedOffset, 0, len(synced))
 	for _, so := range synced {
@@ -488,4 +512,13 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+func offsetsText(m map[int32]kadm.OffsetResponse) string {
+	var parts []string
+	for p, o := range m {
+		parts = append(parts, fmt.Sprintf("%d@%d", p, o.At))
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, " ")
 }

@@ -17,6 +17,7 @@ type FailoverReport struct {
 	Members     int           `json:"members"`
 	Reps        int           `json:"repetitions"`
 	SteadySec   float64       `json:"steady_sec"`
+	Workload    string        `json:"workload"`
 	Runs        []FailoverRun `json:"runs"`
 }
 
@@ -36,6 +37,12 @@ type FailoverRun struct {
 	// changed.
 	FirstSyncSec   float64 `json:"first_sync_sec"`
 	LastSyncAgeSec float64 `json:"last_sync_age_sec"`
+	// SyncKnown counts the partitions whose last synced offset's source
+	// offset is known (reo's metadata, MM2's checkpoints), CopiedKnown
+	// those for which what was copied by then is known too; a partition
+	// without puts every re-read of it within the bound.
+	SyncKnown   int `json:"sync_known"`
+	CopiedKnown int `json:"copied_known"`
 	// Records counts the committed source records; Before and After the
 	// distinct ones the group processed on each side; Uncommitted those it
 	// processed on the source and had not committed when it was lost
@@ -192,12 +199,16 @@ func (f *FailoverReport) Summaries() []FailoverSummary {
 // markdown writes the Failover section of bench.md.
 func (f *FailoverReport) markdown(b *strings.Builder) {
 	fmt.Fprintf(b, "## Failover\n\n")
-	fmt.Fprintf(b, "A consumer group of %d members reads a %d-partition source topic (read_committed, committing after every poll of at most %d records) while a mixed workload writes to it "+
-		"(40%% committed transactions, 20%% aborted ones, 40%% plain batches of 1–16 records); the replicator syncs the group's offsets every **%s**. "+
+	what := "a mixed workload writes to it (40% committed transactions, 20% aborted ones, 40% plain idempotent batches, of 1–16 records each, 5 ms apart)"
+	if f.Workload == failoverPlain {
+		what = "a workload of plain idempotent batches writes to it (1–16 records each, 5 ms apart, no transactions)"
+	}
+	fmt.Fprintf(b, "A consumer group of %d members reads a %d-partition source topic (read_committed, committing after every poll of at most %d records) while %s; "+
+		"the replicator syncs the group's offsets every **%s**. "+
 		"%.0f s after the group is first synced on every partition, plus a point of the sync interval drawn from the seed (the same for every system in a repetition), "+
 		"the source becomes unreachable and the group's members die with it; the group starts at once on the destination with the same group id. "+
 		"%d repetitions, the systems interleaved. Figures are the median over the repetitions, with the range in brackets.\n\n",
-		f.Members, f.Partitions, foMaxPoll, fmtSec(f.IntervalSec), f.SteadySec, f.Reps)
+		f.Members, f.Partitions, foMaxPoll, what, fmtSec(f.IntervalSec), f.SteadySec, f.Reps)
 	b.WriteString("| system | runs | re-read | of which beyond the last sync's bound | bound | skipped | uncommitted at failover | first record after failover | read what was copied after | first full sync after start |\n")
 	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, s := range f.Summaries() {

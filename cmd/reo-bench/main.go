@@ -172,6 +172,7 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.failover.reps, "failover-reps", 3, "repetitions of the failover per system, interleaved")
 	fs.IntVar(&c.failover.partitions, "failover-partitions", 4, "partitions of the failover's topic")
 	fs.IntVar(&c.failover.members, "failover-members", 3, "members of the failover's consumer group")
+	fs.StringVar(&c.failover.workload, "failover-workload", failoverMixed, "what the failover's producers write: mixed (committed and aborted transactions, plain batches) or plain (plain batches only)")
 	fs.DurationVar(&c.failover.steady, "failover-steady", 0, "how long the failover's group runs after it is first synced, before the sync interval in which the source is lost (0: two intervals)")
 	sizes := fs.String("sizes", "1024,100,16384", "record value sizes in bytes; the first is the base")
 	parts := fs.String("partitions", "12,1,48", "partition counts; the first is the base")
@@ -269,6 +270,9 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	c.failover.interval = c.groupSync
 	if c.failover.steady <= 0 {
 		c.failover.steady = 2 * c.groupSync
+	}
+	if c.failover.workload != failoverMixed && c.failover.workload != failoverPlain {
+		return nil, fmt.Errorf("--failover-workload: %q is not %s or %s", c.failover.workload, failoverMixed, failoverPlain)
 	}
 	if c.failover.reps <= 0 || c.failover.partitions <= 0 || c.failover.members <= 0 {
 		return nil, errors.New("--failover-reps, --failover-partitions and --failover-members must be positive")
@@ -514,7 +518,7 @@ func execute(ctx context.Context, cfg *config, command string, stderr io.Writer)
 	b.prog.mu.Unlock()
 	if cfg.failoverMode {
 		rep.Failover = &FailoverReport{IntervalSec: cfg.failover.interval.Seconds(), Partitions: cfg.failover.partitions,
-			Members: cfg.failover.members, Reps: cfg.failover.reps, SteadySec: cfg.failover.steady.Seconds()}
+			Members: cfg.failover.members, Reps: cfg.failover.reps, SteadySec: cfg.failover.steady.Seconds(), Workload: cfg.failover.workload}
 		rep.Failover.Runs = b.runFailovers(ctx, cfg.systems)
 	} else {
 		rep.Results = b.runAll(ctx)
