@@ -8,6 +8,7 @@
 //
 //	reo-bench --quick --out DIR   1 KiB records, 12 partitions, all four systems (< 5 min on 2 cores)
 //	reo-bench --out DIR           the full plan: record size, partitions, instances, reo's transaction settings
+//	reo-bench --failover --out DIR  reo against MirrorMaker 2 when a consumer group fails over to the destination
 //	reo-bench pipe [flags]        the pipe itself (reo-bench starts it as a child process)
 //
 // It writes DIR/bench.json, DIR/bench.md (tables with ratios to pipe and
