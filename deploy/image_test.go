@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -24,6 +23,8 @@ import (
 
 	"github.com/reo-kafka/reo/cluster"
 	"github.com/reo-kafka/reo/cluster/kafkatest"
+	"github.com/reo-kafka/reo/internal/localhost"
+	"github.com/reo-kafka/reo/internal/promscrape"
 	"github.com/reo-kafka/reo/oracle"
 	"github.com/reo-kafka/reo/scenarios"
 )
@@ -184,12 +185,11 @@ func removeReoImage() {
 // freeLoopbackPort returns a port free on 127.0.0.1 a moment ago.
 func freeLoopbackPort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := localhost.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return port
 }
 
 // get fetches http://addr/path from outside the container.
@@ -204,23 +204,14 @@ func get(addr, path string) (int, string, error) {
 	return resp.StatusCode, string(b), nil
 }
 
-// metricValue sums the samples of one metric on a /metrics page.
+// metricValue sums the samples of one metric on a /metrics page, and
+// reports whether there was any (false too when the page does not parse).
 func metricValue(page, name string) (float64, bool) {
-	sum, found := 0.0, false
-	for _, line := range strings.Split(page, "\n") {
-		if !strings.HasPrefix(line, name) {
-			continue
-		}
-		rest := line[len(name):]
-		if rest == "" || (rest[0] != ' ' && rest[0] != '{') {
-			continue
-		}
-		f := strings.Fields(line)
-		if v, err := strconv.ParseFloat(f[len(f)-1], 64); err == nil {
-			sum, found = sum+v, true
-		}
+	p, err := promscrape.Parse(strings.NewReader(page))
+	if err != nil {
+		return 0, false
 	}
-	return sum, found
+	return p.Sum(name, nil)
 }
 
 // openTransactions returns the destination partitions whose last stable
@@ -247,29 +238,6 @@ func openTransactions(ctx context.Context, opts []kgo.Opt, topic string) ([]stri
 		}
 	})
 	return open, nil
-}
-
-// converge waits until the destination equals the source (oracle) or ctx
-// ends, and returns the last verdict.
-func converge(ctx context.Context, src, dst []kgo.Opt, topic string, hist *oracle.History) (oracle.Verdict, error) {
-	var v oracle.Verdict
-	for {
-		s, err := scenarios.Dump(ctx, src, topic)
-		if err == nil {
-			var d oracle.Log
-			if d, err = scenarios.Dump(ctx, dst, topic); err == nil {
-				v = oracle.Check(s, d, oracle.IdentityMapping(), hist)
-				if v.OK() {
-					return v, nil
-				}
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return v, fmt.Errorf("destination never equalled the source: %w (last: %v)", ctx.Err(), err)
-		case <-time.After(500 * time.Millisecond):
-		}
-	}
 }
 
 // onlyLost reports whether every violation is a missing record (the
@@ -416,9 +384,9 @@ func TestReoImageReplicates(t *testing.T) {
 	}
 	cctx, ccancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer ccancel()
-	v, err := converge(cctx, cluster.DirectOpts(src), cluster.DirectOpts(dst), topic, wl.History())
-	if err != nil {
-		t.Fatalf("%v: %s\n%s", err, v.String(), logs())
+	conv, err := scenarios.Converge(cctx, src, dst, []string{topic}, oracle.IdentityMapping(), wl.History())
+	if err != nil || !conv.Verdict.OK() {
+		t.Fatalf("the destination does not equal the source (%v): %s\n%s", err, conv.Verdict.String(), logs())
 	}
-	t.Logf("workload: %d operations; %s", wl.Ops(), v.String())
+	t.Logf("workload: %d operations; %s", wl.Ops(), conv.Verdict.String())
 }

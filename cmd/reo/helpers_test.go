@@ -1,17 +1,16 @@
 package main
 
 import (
-	"bufio"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/reo-kafka/reo/internal/proc"
+	"github.com/reo-kafka/reo/internal/promscrape"
 )
 
 var (
@@ -96,29 +95,15 @@ func (c *child) wait(t *testing.T, d time.Duration) int {
 	}
 }
 
-// metric returns the value of an unlabelled metric (or the first series
-// whose name and labels start with name) in a Prometheus text exposition,
-// and whether it was there.
+// metric sums the series of one metric in a Prometheus text exposition,
+// and reports whether it had any (false too when the page does not
+// parse).
 func metric(body, name string) (float64, bool) {
-	sc := bufio.NewScanner(strings.NewReader(body))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, "#") || !strings.HasPrefix(line, name) {
-			continue
-		}
-		rest := line[len(name):]
-		if rest == "" || (rest[0] != ' ' && rest[0] != '{') {
-			continue
-		}
-		fields := strings.Fields(line)
-		v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
-		if err != nil {
-			continue
-		}
-		return v, true
+	p, err := promscrape.Parse(strings.NewReader(body))
+	if err != nil {
+		return 0, false
 	}
-	return 0, false
+	return p.Sum(name, nil)
 }
 
 // pollUntil polls cond every 50ms until it returns "" or d passes, then

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -20,6 +19,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/reo-kafka/reo/internal/localhost"
 	"github.com/reo-kafka/reo/replicator"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -109,13 +109,14 @@ func TestFlagsOverrideEnvironment(t *testing.T) {
 	}
 }
 
+// freeAddr returns a free 127.0.0.1 address or fails the test.
 func freeAddr(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	t.Helper()
+	addr, err := localhost.FreeAddr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return addr
 }
 
 func fakeCluster(t *testing.T, id string, opts ...kfake.Opt) *kfake.Cluster {
