@@ -21,7 +21,7 @@ const AllPartitions int32 = -1
 
 // DefaultMoveWait is how long a MoveLeader waits, when its Wait is zero,
 // for its topic to exist and for broker To to be electable.
-const DefaultMoveWait = 30 * time.Second
+const DefaultMoveWait = 15 * time.Second
 
 // movePoll is how often a MoveLeader looks again while it waits.
 const movePoll = 250 * time.Millisecond
