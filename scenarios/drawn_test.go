@@ -4,11 +4,15 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
+	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/reo-kafka/reo/cluster"
+	"github.com/reo-kafka/reo/reports"
 	"github.com/reo-kafka/reo/scenarios"
 	"github.com/reo-kafka/reo/systems"
 )
@@ -46,40 +50,118 @@ func reoEnv(t *testing.T, kind cluster.Kind) scenarios.Env {
 // runScenarioOn runs sc on env (see runScenario).
 func runScenarioOn(t *testing.T, env scenarios.Env, sc scenarios.Scenario) {
 	t.Helper()
-	kind := env.Provider
-	replay := fmt.Sprintf("REO_SEED=%d REO_KAFKA=%s go test ./scenarios -run '%s'", sc.Seed, kind, t.Name())
-	t.Logf("%s\nreplay: %s", sc, replay)
+	runScenarioAs(t, env, sc, fmt.Sprintf("REO_SEED=%d REO_KAFKA=%s go test ./scenarios -run '%s'", sc.Seed, env.Provider, t.Name()))
+}
+
+// runScenarioAs runs sc on env; seedReplay is the command that runs it
+// again the way this test made it (a failing run's report also gives the
+// commands that replay it from the report).
+func runScenarioAs(t *testing.T, env scenarios.Env, sc scenarios.Scenario, seedReplay string) {
+	t.Helper()
+	t.Logf("%s\nreplay: %s", sc, seedReplay)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	res, err := scenarios.Run(ctx, env, sc)
 	if res == nil {
-		t.Fatalf("scenario could not run: %v\nreplay: %s", err, replay)
+		t.Fatalf("scenario could not run: %v\nreplay: %s", err, seedReplay)
 	}
-	res.Report.Replay = replay
+	checkReportHolds(t, res, sc)
 	if err != nil || !res.OK() {
-		t.Fatalf("scenario %s failed: %v\n%s\nreplay: %s\n%s", sc.Name, err, res.Verdict.String(), replay, saveReport(t, res.Report))
+		t.Fatalf("scenario %s failed: %v\n%s\n%s\n    or: %s", sc.Name, err, res.Verdict.String(), saveReplayable(t, res.Report), seedReplay)
 	}
 	t.Logf("%d faults, %d records attempted: %s", res.Faults, res.Records, firstLineOf(res.Verdict.String()))
 }
 
-// TestDrawnScenarios proves the invariant on scenarios drawn whole by rapid
-// from a seed: a mixed workload, network and request faults, SIGKILL,
-// SIGTERM, pauses long enough to make zombies, scaling between 1 and 3
-// instances, partitions added and new matching topics created; at the end
-// everything heals and the oracle's verdict must be clean.
+// checkReportHolds fails t unless res's report holds sc as it ran (with
+// the system's name), which is what a replay from the report runs.
+func checkReportHolds(t *testing.T, res *scenarios.Result, sc scenarios.Scenario) {
+	t.Helper()
+	got, err := scenarios.ScenarioOf(res.Report)
+	if err != nil {
+		t.Fatalf("the run's report cannot be replayed: %v", err)
+	}
+	sc.System = res.Scenario.System
+	if !reflect.DeepEqual(got, sc) {
+		t.Fatalf("the run's report holds another scenario than the one that ran:\nran:  %s\nholds: %s", sc.JSON(), got.JSON())
+	}
+}
+
+// saveReplayable writes a failing run's report where failing runs go,
+// with the commands that replay it from the report itself in its Replay,
+// and returns those lines for the failure message.
+func saveReplayable(t *testing.T, rep *reports.Report) string {
+	t.Helper()
+	dir := os.Getenv(reports.EnvDir)
+	if dir == "" {
+		root, err := cluster.RepoRoot()
+		if err != nil {
+			return "no report: " + err.Error()
+		}
+		dir = filepath.Join(root, "reports", "out")
+	}
+	// Written twice: the first write names the file the replay commands
+	// point at.
+	path, err := rep.Write(dir)
+	if err != nil {
+		return "no report: " + err.Error()
+	}
+	chaos, test := scenarios.ReplayCommands(path)
+	rep.Replay = chaos
+	if _, err := rep.Write(dir); err != nil {
+		return "no report: " + err.Error()
+	}
+	return fmt.Sprintf("report: %s\nreplay: %s\n    or: %s", path, chaos, test)
+}
+
+// TestDrawnScenarios proves the invariant on scenarios drawn whole by
+// rapid: a mixed workload, network and request faults, SIGKILL, SIGTERM,
+// pauses long enough to make zombies, scaling between 1 and 3 instances,
+// partitions added and new matching topics created; at the end everything
+// heals and the oracle's verdict must be clean.
+//
+// In-process, the scenarios are drawn inside rapid.Check, so a failing
+// one shrinks to the fewest, shortest steps that still fail, and the saved
+// report holds that scenario. On real clusters, where a run takes a
+// minute, each is drawn from its seed and not shrunk.
 func TestDrawnScenarios(t *testing.T) {
 	for _, kind := range kinds(t) {
 		base := seed(t)
+		if kind == cluster.InProcess {
+			t.Run(string(kind), func(t *testing.T) {
+				env := reoEnv(t, kind)
+				t.Logf("seed %d (replay the search: REO_SEED=%d REO_KAFKA=%s go test ./scenarios -run 'TestDrawnScenarios/%s')", base, base, kind, kind)
+				if f := checkScenarios(t, env, scenarios.Gen(env.Target()), drawnCount(t, kind), base); f != nil {
+					failShrunk(t, f)
+				}
+			})
+			continue
+		}
 		for i := range drawnCount(t, kind) {
 			s := base + uint64(i)
 			t.Run(fmt.Sprintf("%s/seed=%d", kind, s), func(t *testing.T) {
 				env := reoEnv(t, kind)
-				sc := scenarios.Gen(env.Target()).Example(int(s))
-				sc.Seed = s
-				runScenarioOn(t, env, sc)
+				runScenarioOn(t, env, scenarios.FromSeed(env.Target(), s))
 			})
 		}
 	}
+}
+
+// failShrunk fails t with a shrunk failure: the scenario rapid reduced it
+// to, its verdict, and its saved report with the replay commands.
+func failShrunk(t *testing.T, f *shrunk) {
+	t.Helper()
+	o := f.out
+	if o.res == nil {
+		t.Fatalf("a drawn scenario could not run: %v\nrapid: %s", o.err, strings.Join(f.rapid, "\n"))
+	}
+	msg := fmt.Sprintf("a drawn scenario failed (%s); shrunk in %v over %d runs to:\n%s", o.fail, f.took.Round(time.Second), f.runs, o.res.Scenario)
+	if o.res.Report != nil {
+		msg += "\n" + o.res.Verdict.String() + "\n" + saveReplayable(t, o.res.Report)
+	}
+	if o.err != nil {
+		msg += fmt.Sprintf("\nrun error: %v", o.err)
+	}
+	t.Fatalf("%s\nrapid: %s", msg, strings.Join(f.rapid, "\n"))
 }
 
 // TestEveryAction is a literal scenario that takes every action once, so

@@ -82,33 +82,56 @@ func (s Scenario) String() string {
 		s.Name, s.Seed, s.Brokers, s.Profile.Partitions, s.Instances, strings.Join(steps, " "))
 }
 
-// Gen draws whole scenarios for tg: a workload profile, how many
-// instances start, and 2–7 steps, each drawn from the faults available on
-// tg (Faults).
-func Gen(tg Target) *rapid.Generator[Scenario] {
+// Gen draws whole scenarios for tg with 2–7 steps (GenSteps).
+func Gen(tg Target) *rapid.Generator[Scenario] { return GenSteps(tg, 2, 7) }
+
+// GenSteps draws whole scenarios for tg: a workload profile, how many
+// instances start, and minSteps to maxSteps steps, each drawn from the
+// faults available on tg (Faults).
+//
+// The draws are laid out for shrinking inside rapid.Check: shares are
+// whole percentages (one choice to lower, not a float's many), and the
+// steps are a slice, so rapid removes a step whole and lowers what is
+// left toward the first entry of the table (a wait) and each duration
+// toward its minimum.
+func GenSteps(tg Target, minSteps, maxSteps int) *rapid.Generator[Scenario] {
 	return rapid.Custom(func(t *rapid.T) Scenario {
 		sc := Scenario{Name: "drawn", Brokers: tg.Brokers, InProcess: tg.InProcess}
 		sc.Profile = DefaultProfile(rapid.Int32Range(1, 8).Draw(t, "partitions"))
-		sc.Profile.CommitShare = rapid.Float64Range(0, 0.7).Draw(t, "commit-share")
-		sc.Profile.AbortShare = rapid.Float64Range(0, 1-sc.Profile.CommitShare).Draw(t, "abort-share")
+		commit := rapid.IntRange(0, 70).Draw(t, "commit-percent")
+		sc.Profile.CommitShare = float64(commit) / 100
+		sc.Profile.AbortShare = float64(rapid.IntRange(0, 100-commit).Draw(t, "abort-percent")) / 100
 		sc.Profile.BatchMax = rapid.IntRange(1, 20).Draw(t, "batch-max")
 		sc.Profile.ValueMax = rapid.SampledFrom([]int{10, 200, 2000}).Draw(t, "value-max")
 		sc.Instances = rapid.IntRange(1, min(3, max(tg.Caps.MaxInstances, 1))).Draw(t, "instances")
-		var actions []Action
-		for _, f := range Available(tg) {
-			actions = append(actions, f.Action)
-		}
-		n := rapid.IntRange(2, 7).Draw(t, "steps")
-		for i := range n {
-			label := func(s string) string { return fmt.Sprintf("%s-%d", s, i) }
-			st := Step{Action: rapid.SampledFrom(actions).Draw(t, label("action")), Broker: -1}
-			f, _ := FaultFor(st.Action)
-			st.Dur = time.Duration(rapid.IntRange(500, 4000).Draw(t, label("dur"))) * time.Millisecond
-			if f.Draw != nil {
-				f.Draw(t, tg, &st, label)
-			}
-			sc.Steps = append(sc.Steps, st)
-		}
+		sc.Steps = rapid.SliceOfN(genStep(tg), minSteps, maxSteps).Draw(t, "steps")
 		return sc
 	})
+}
+
+// genStep draws one step among the faults available on tg.
+func genStep(tg Target) *rapid.Generator[Step] {
+	var actions []Action
+	for _, f := range Available(tg) {
+		actions = append(actions, f.Action)
+	}
+	same := func(s string) string { return s }
+	return rapid.Custom(func(t *rapid.T) Step {
+		st := Step{Action: rapid.SampledFrom(actions).Draw(t, "action"), Broker: -1}
+		st.Dur = time.Duration(rapid.IntRange(500, 4000).Draw(t, "dur")) * time.Millisecond
+		if f, _ := FaultFor(st.Action); f.Draw != nil {
+			f.Draw(t, tg, &st, same)
+		}
+		return st
+	})
+}
+
+// FromSeed draws one scenario for tg from seed, with no shrinking: for
+// real clusters, where one run takes a minute and a shrink would take
+// hours. A run's report holds the scenario it ran, so replaying it
+// (LoadReplay) does not depend on this drawing staying the same.
+func FromSeed(tg Target, seed uint64) Scenario {
+	sc := Gen(tg).Example(int(seed))
+	sc.Seed = seed
+	return sc
 }

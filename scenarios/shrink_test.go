@@ -1,0 +1,209 @@
+package scenarios_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/reo-kafka/reo/oracle"
+	"github.com/reo-kafka/reo/scenarios"
+	"pgregory.net/rapid"
+)
+
+// shrinkTime bounds how long rapid shrinks a failing scenario in-process
+// (rapid's own default, 30 s, is two or three runs); -rapid.shrinktime
+// overrides it.
+const shrinkTime = 6 * time.Minute
+
+// setRapidFlags sets rapid's settings (the -rapid.* flags) for the rest
+// of t, leaving alone any the command line or a RAPID_* variable gave,
+// and restores them when t ends. It is how a test runs a given number of
+// checks from a given seed: rapid reads its settings only from flags.
+func setRapidFlags(t *testing.T, set map[string]string) {
+	t.Helper()
+	given := map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	for name, v := range set {
+		env := "RAPID_" + strings.ToUpper(strings.TrimPrefix(name, "rapid."))
+		if _, ok := os.LookupEnv(env); ok || given[name] {
+			continue
+		}
+		f := flag.Lookup(name)
+		if f == nil {
+			t.Fatalf("rapid has no flag -%s", name)
+		}
+		old := f.Value.String()
+		if err := f.Value.Set(v); err != nil {
+			t.Fatalf("-%s=%s: %v", name, v, err)
+		}
+		t.Cleanup(func() { _ = f.Value.Set(old) })
+	}
+}
+
+// outcome is what one run of a scenario gave.
+type outcome struct {
+	res *scenarios.Result
+	err error
+	// fail is "" for a clean run, else the failure rapid compares when it
+	// shrinks (decisive).
+	fail string
+}
+
+// decisive names a failing run by what decided it, in a form stable
+// across runs of the same scenario, so that rapid, which reruns a failing
+// case and gives up shrinking when the message differs, sees one failure:
+// the violation kinds that waiting cannot heal (a run that fails on a
+// duplicate may also show a few records not yet copied, depending on the
+// moment of the last look), else every kind; whether an instance
+// misbehaved; whether the run could not be carried out.
+func decisive(res *scenarios.Result, err error) string {
+	if res == nil {
+		return "scenario could not run"
+	}
+	if err == nil && res.OK() {
+		return ""
+	}
+	var all, hard []string
+	for _, k := range oracle.Kinds {
+		if res.Verdict.Counts[k] == 0 {
+			continue
+		}
+		all = append(all, string(k))
+		if k != oracle.KindLost && k != oracle.KindSourceLost {
+			hard = append(hard, string(k))
+		}
+	}
+	kinds := hard
+	if len(kinds) == 0 {
+		kinds = all
+	}
+	msg := "violations: " + strings.Join(kinds, ", ")
+	if len(kinds) == 0 {
+		msg = "no violation"
+	}
+	if err != nil {
+		msg += "; the run failed"
+	}
+	return msg
+}
+
+// shrunk is what checkScenarios found: the smallest failing scenario rapid
+// reached, its run, and rapid's own account of the search.
+type shrunk struct {
+	out   outcome
+	rapid []string // what rapid reported (seed, how to reproduce)
+	runs  int      // scenarios actually run (cache hits excluded)
+	took  time.Duration
+}
+
+// checkScenarios runs up to checks scenarios drawn by gen on env inside
+// rapid.Check, from seed. When one fails, rapid shrinks it: it removes
+// steps, lowers durations, instances and partitions, and keeps each
+// change that still fails the same way (decisive). A scenario already run
+// in this check is not run again (rapid reruns every failing case to make
+// sure it fails twice; the first verdict stands), which halves the cost of
+// shrinking and keeps a failure that depends on timing from stopping it.
+// It returns nil when every check passed, else the last failing run,
+// which is the smallest scenario rapid reached (rapid's last call replays
+// it); its report holds that scenario.
+func checkScenarios(t *testing.T, env scenarios.Env, gen *rapid.Generator[scenarios.Scenario], checks int, seed uint64) *shrunk {
+	t.Helper()
+	shrink := shrinkTime
+	if d, ok := t.Deadline(); ok {
+		// rapid bounds its search by the test's deadline only when it
+		// reports to the *testing.T itself.
+		shrink = max(30*time.Second, min(shrink, time.Until(d)/2))
+	}
+	setRapidFlags(t, map[string]string{
+		"rapid.checks":     strconv.Itoa(checks),
+		"rapid.seed":       strconv.FormatUint(seed, 10),
+		"rapid.shrinktime": shrink.String(),
+		"rapid.nofailfile": "true", // the report is the replay file
+	})
+	var (
+		mu    sync.Mutex // guards cache, last, runs
+		cache = map[string]outcome{}
+		last  *outcome
+		runs  int
+	)
+	started := time.Now()
+	rec := &recordingTB{T: t}
+	rapid.Check(rec, func(rt *rapid.T) {
+		sc := gen.Draw(rt, "scenario")
+		sc.Seed = seed
+		key := string(sc.JSON())
+		mu.Lock()
+		o, hit := cache[key]
+		mu.Unlock()
+		if !hit {
+			ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+			res, err := scenarios.Run(ctx, env, sc)
+			cancel()
+			o = outcome{res: res, err: err, fail: decisive(res, err)}
+			mu.Lock()
+			cache[key] = o
+			runs++
+			mu.Unlock()
+			if o.fail == "" {
+				t.Logf("check passed (%d steps): %s", len(sc.Steps), sc)
+			} else {
+				t.Logf("check failed (%s): %s", o.fail, sc)
+			}
+		}
+		if o.fail != "" {
+			mu.Lock()
+			last = &o
+			mu.Unlock()
+			rt.Fatal(o.fail)
+		}
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if !rec.failed || last == nil {
+		return nil
+	}
+	return &shrunk{out: *last, rapid: rec.errs, runs: runs, took: time.Since(started)}
+}
+
+// recordingTB is the *testing.T rapid.Check reports to, with its failures
+// recorded rather than ending the test, so the caller can save the shrunk
+// scenario's report and say how to replay it (or, for a planted bug,
+// check what the shrink found). rapid.Check calls FailNow only as its
+// last act, so ignoring it is safe.
+type recordingTB struct {
+	*testing.T
+	failed bool
+	errs   []string
+}
+
+func (r *recordingTB) Errorf(format string, args ...any) {
+	r.failed = true
+	r.errs = append(r.errs, fmt.Sprintf(format, args...))
+}
+func (r *recordingTB) Error(args ...any) { r.Errorf("%s", fmt.Sprint(args...)) }
+func (r *recordingTB) Fail()             { r.failed = true }
+func (r *recordingTB) FailNow()          { r.failed = true }
+func (r *recordingTB) Failed() bool      { return r.failed }
+func (r *recordingTB) Fatalf(format string, args ...any) {
+	r.Errorf(format, args...)
+}
+func (r *recordingTB) Fatal(args ...any) { r.Error(args...) }
+
+// nonWait lists the actions of sc's steps that are not waits.
+func nonWait(sc scenarios.Scenario) []scenarios.Action {
+	var out []scenarios.Action
+	for _, st := range sc.Steps {
+		if st.Action != scenarios.Wait {
+			out = append(out, st.Action)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
