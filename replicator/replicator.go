@@ -130,6 +130,7 @@ func New(cfg Config, opts ...Option) (*Replicator, error) {
 	if r.m, err = newMetrics(o.reg, r.Ready, func() float64 { return float64(len(r.Health().Reasons)) }); err != nil {
 		return nil, fmt.Errorf("register metrics: %w", err)
 	}
+	r.strayStarted()
 	return r, nil
 }
 
@@ -234,6 +235,9 @@ func (r *Replicator) Run(ctx context.Context) (err error) {
 	cancel()
 	r.shutdown(grp)
 	bg.Wait()
+	if err == nil {
+		r.strayStopped()
+	}
 	return err
 }
 

@@ -46,3 +46,11 @@ const (
 func BuildReoTagged(ctx context.Context, repoRoot, dir, tag string) (string, error) {
 	return systems.Build(ctx, repoRoot, dir, "./cmd/reo", "reo-"+tag, tag)
 }
+
+// StrayTag is the build tag of reo's planted three-step bug
+// (replicator/mutant_stray.go): an instance restarted after a SIGKILL,
+// once the source has both gained a topic and grown one, writes one stray
+// record into the destination. Only a new topic, added partitions and
+// then a kill together bring it out; the shrink test must reduce a long
+// failing scenario to those three steps.
+const StrayTag = "reo_mutant_stray"
