@@ -491,6 +491,19 @@ func TestFailoverCounting(t *testing.T) {
 	if ok, _ := committedPast(nil, dst); ok {
 		t.Error("no committed offset counted as read to the end")
 	}
+	// Caught up is the first committed offsets seen past the end.
+	w := &destWatch{history: []commitRead{
+		{t0, map[int32]kadm.OffsetResponse{0: {Offset: kadm.Offset{At: 4}}}},
+		{t0.Add(time.Second), map[int32]kadm.OffsetResponse{0: {Offset: kadm.Offset{At: 10}}}},
+		{t0.Add(2 * time.Second), map[int32]kadm.OffsetResponse{0: {Offset: kadm.Offset{At: 11}}}},
+	}}
+	if at, ok := w.firstPast(dst); !ok || !at.Equal(t0.Add(time.Second)) {
+		t.Errorf("caught up at %v, %v; want %v", at, ok, t0.Add(time.Second))
+	}
+	w.history = w.history[:1]
+	if _, ok := w.firstPast(dst); ok {
+		t.Error("caught up although never past the end")
+	}
 }
 
 // TestFailoverSummaries proves the report's medians and ranges over the

@@ -31,7 +31,15 @@ type destWatch struct {
 	mu        sync.Mutex // guards the fields below
 	committed map[int32]kadm.OffsetResponse
 	changed   time.Time // when committed last changed
+	history   []commitRead
 	lsos      []lsoRead
+}
+
+// commitRead is the group's committed offsets as of a poll that found
+// them changed.
+type commitRead struct {
+	at        time.Time
+	committed map[int32]kadm.OffsetResponse
 }
 
 // lsoRead is one read of the destination partitions' last stable offsets.
@@ -93,7 +101,21 @@ func (w *destWatch) poll(ctx context.Context) {
 	defer w.mu.Unlock()
 	if !maps.EqualFunc(cur, w.committed, func(a, b kadm.OffsetResponse) bool { return a.At == b.At && a.Metadata == b.Metadata }) {
 		w.committed, w.changed = cur, at
+		w.history = append(w.history, commitRead{at, cur})
 	}
+}
+
+// firstPast returns when the group's committed offsets were first seen
+// past the last record of every partition of log (see committedPast).
+func (w *destWatch) firstPast(log oracle.Log) (time.Time, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, h := range w.history {
+		if ok, _ := committedPast(h.committed, log); ok {
+			return h.at, true
+		}
+	}
+	return time.Time{}, false
 }
 
 // current returns the group's committed offsets on the destination, by

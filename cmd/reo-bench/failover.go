@@ -257,12 +257,11 @@ func (f *foRun) do(ctx context.Context, res *FailoverRun, at time.Duration) erro
 	}()
 	// It reads what was copied before the outage; the destination holds
 	// still (nothing reaches the replicator), apart from what was in
-	// flight: it has caught up once a look a second later finds nothing
-	// new.
-	var caughtUp time.Duration
+	// flight: the group has read it all once a look a second later finds
+	// nothing new, and caught up when its offsets first passed it.
+	var frozen oracle.Log
 	for prev := -1; ; {
-		frozen, err := scenarios.Dump(pctx, b.dstOpts, f.topic)
-		if err != nil {
+		if frozen, err = scenarios.Dump(pctx, b.dstOpts, f.topic); err != nil {
 			return err
 		}
 		if frozen.Len() == prev {
@@ -273,13 +272,15 @@ func (f *foRun) do(ctx context.Context, res *FailoverRun, at time.Duration) erro
 		}); err != nil {
 			return err
 		}
-		caughtUp, prev = time.Since(moved), frozen.Len()
-		res.CopiedAtFailover = prev
+		prev = frozen.Len()
 		if err := sleepCtx(pctx, time.Second); err != nil {
 			return err
 		}
 	}
-	res.CatchUpSec = caughtUp.Seconds()
+	res.CopiedAtFailover = frozen.Len()
+	if at, ok := f.watch.firstPast(frozen); ok {
+		res.CatchUpSec = max(0, at.Sub(moved).Seconds())
+	}
 	select {
 	case t := <-first:
 		res.FirstRecordMs = float64(t.Sub(moved)) / float64(time.Millisecond)
