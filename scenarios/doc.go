@@ -6,8 +6,16 @@
 //     the oracle.History of what it attempted.
 //   - [Scenario] is a run as data: profile, instances, and [Step]s
 //     (network and request faults, SIGKILL, SIGTERM, SIGSTOP, scaling,
-//     partition growth, new topics). [Gen] draws whole scenarios with rapid
-//     from a seed, so a failure replays from it.
+//     partition growth, new topics). [Gen] and [GenSteps] draw whole
+//     scenarios with rapid, laid out so that the tests, which draw them
+//     inside rapid.Check on in-process clusters, shrink a failing one to
+//     its fewest, shortest steps; [FromSeed] draws one from a seed, with
+//     no shrinking, for real clusters.
+//   - [LoadReplay] reads a saved report and runs its scenario again, step
+//     by step, on clusters of the kind and size it ran on, against the
+//     system it ran ([Replay]); reo-chaos --replay and TestReplay
+//     (REO_REPLAY) use it. Failing reports captured from real runs are kept
+//     under reports/testdata and replayed by TestCapturedReports.
 //   - [Run] executes a Scenario in an [Env] (two clusters and the reo
 //     binary, or a mutant), then quiesces, [Converge]s and returns the
 //     oracle's verdict with a reports.Report.
@@ -20,7 +28,9 @@
 //     broken replicators the suite must catch; [BuildReoNoIdentity]
 //     builds reo without its identity checks ([NoIdentityTag]), and
 //     [BuildReoTagged] reo with one of its group sync mutants
-//     ([TranslatePlus1Tag], [TranslateMinus1Tag], [SyncActiveTag]).
+//     ([TranslatePlus1Tag], [TranslateMinus1Tag], [SyncActiveTag]), or
+//     with the planted three-step bug the shrink test must isolate
+//     ([StrayTag]).
 //
 // The tests here are the proof of the exactly-once claim: crash loop,
 // zombie instances, drawn scenarios, regression scenarios, operator
