@@ -93,3 +93,27 @@ func Read(path string) (*Report, error) {
 func (r *Report) Revalidate() oracle.Verdict {
 	return oracle.Check(r.Source, r.Dest, r.Mapping, r.History)
 }
+
+// Slim returns a copy of r without the dumps and history, with the last
+// 40 lines of each log, and with
+// at most maxViolations violations listed (Counts keep the totals and
+// Dropped says how many were left out): a report small enough to commit
+// that still replays (its scenario) and says what went wrong. Revalidate
+// needs the full report.
+func (r *Report) Slim(maxViolations int) *Report {
+	s := *r
+	s.History, s.Logs = nil, map[string]string{}
+	for name, l := range r.Logs {
+		lines := strings.Split(strings.TrimRight(l, "\n"), "\n")
+		if len(lines) > 40 {
+			lines = append([]string{fmt.Sprintf("[%d lines before these]", len(lines)-40)}, lines[len(lines)-40:]...)
+		}
+		s.Logs[name] = strings.Join(lines, "\n")
+	}
+	s.Source, s.Dest = nil, nil
+	if n := len(s.Verdict.Violations); n > maxViolations {
+		s.Verdict.Violations = append([]oracle.Violation(nil), s.Verdict.Violations[:maxViolations]...)
+		s.Verdict.Dropped += n - maxViolations
+	}
+	return &s
+}

@@ -105,3 +105,34 @@ func TestTimelineSVG(t *testing.T) {
 		}
 	}
 }
+
+// TestSlim proves a slim report keeps what replays and explains a run
+// (scenario, timeline, counts, the first violations, log tails) and drops
+// the bulk.
+func TestSlim(t *testing.T) {
+	var viol []oracle.Violation
+	for i := range 30 {
+		viol = append(viol, oracle.Violation{Kind: oracle.KindDuplicated, Topic: "t", SourceOffset: int64(i)})
+	}
+	long := strings.Repeat("line\n", 100)
+	r := &reports.Report{Name: "x", Scenario: []byte(`{"name":"x"}`), Logs: map[string]string{"a": long},
+		Source: oracle.NewLog(oracle.Record{Topic: "t"}), Dest: oracle.NewLog(oracle.Record{Topic: "t"}),
+		History: &oracle.History{}, Timeline: []reports.Event{{Kind: "kill"}},
+		Verdict: oracle.Verdict{Counts: map[oracle.Kind]int{oracle.KindDuplicated: 30}, Violations: viol, Dropped: 2}}
+	s := r.Slim(20)
+	if s.History != nil || s.Source != nil || s.Dest != nil {
+		t.Error("slim report keeps dumps or history")
+	}
+	if len(s.Verdict.Violations) != 20 || s.Verdict.Dropped != 12 || s.Verdict.Counts[oracle.KindDuplicated] != 30 {
+		t.Errorf("violations %d dropped %d counts %v; want 20, 12, 30", len(s.Verdict.Violations), s.Verdict.Dropped, s.Verdict.Counts)
+	}
+	if n := strings.Count(s.Logs["a"], "\nline"); n != 40 || !strings.Contains(s.Logs["a"], "[60 lines before these]") {
+		t.Errorf("log tail has %d lines: %q", n, s.Logs["a"][:60])
+	}
+	if string(s.Scenario) != `{"name":"x"}` || len(s.Timeline) != 1 {
+		t.Error("slim report lost its scenario or timeline")
+	}
+	if len(r.Verdict.Violations) != 30 || r.History == nil || r.Logs["a"] != long {
+		t.Error("Slim changed the report it was called on")
+	}
+}

@@ -3,7 +3,9 @@ package scenarios
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/reo-kafka/reo/chaos"
@@ -27,6 +29,9 @@ type Target struct {
 	// (real clusters the harness started).
 	BrokerControl bool
 	Caps          systems.Caps
+	// Only, when set, restricts drawing to these actions (a run that
+	// studies one fault kind); literal steps still run.
+	Only []Action
 }
 
 // Fault is one entry of the faults table: an action, where it is
@@ -78,7 +83,7 @@ func drawSide(t *rapid.T, st *Step, label func(string) string) {
 	st.Side = rapid.SampledFrom([]string{"source", "destination"}).Draw(t, label("side"))
 }
 
-func describeSlot(st Step) string { return fmt.Sprintf("reo-%d %v", st.Slot, st.Dur) }
+func describeSlot(st Step) string { return fmt.Sprintf("instance %d %v", st.Slot, st.Dur) }
 
 // Faults is the table of every step a scenario can take.
 var Faults = []Fault{
@@ -223,15 +228,37 @@ func FaultFor(a Action) (Fault, bool) {
 	return Fault{}, false
 }
 
-// Available lists the table entries available on tg, in table order.
+// Available lists the table entries available on tg (and in tg.Only
+// when set), in table order.
 func Available(tg Target) []Fault {
 	var out []Fault
 	for _, f := range Faults {
-		if f.Available(tg) {
+		if f.Available(tg) && (len(tg.Only) == 0 || slices.Contains(tg.Only, f.Action)) {
 			out = append(out, f)
 		}
 	}
 	return out
+}
+
+// ParseActions reads a comma-separated list of action names, naming the
+// first unknown one.
+func ParseActions(s string) ([]Action, error) {
+	var out []Action
+	for _, name := range strings.Split(s, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			continue
+		}
+		if _, ok := FaultFor(Action(name)); !ok {
+			var known []string
+			for _, f := range Faults {
+				known = append(known, string(f.Action))
+			}
+			return nil, fmt.Errorf("unknown fault %q (known: %s)", name, strings.Join(known, ", "))
+		}
+		out = append(out, Action(name))
+	}
+	return out, nil
 }
 
 // processFault SIGKILLs, SIGTERMs or pauses an instance; killed and
@@ -307,19 +334,21 @@ func (r *run) addPartitions(ctx context.Context, n int) error {
 	return nil
 }
 
-// moveCoordinators moves the leaders of the transaction state partitions
-// of st.Side to one broker, then waits st.Dur.
+// moveCoordinators moves the leaders of every transaction state
+// partition of st.Side to one broker (a topic not created yet is nothing
+// to move, said in the event), then waits st.Dur.
 func (r *run) moveCoordinators(ctx context.Context, st Step) error {
 	c := r.side(st.Side)
 	bs := c.Brokers()
-	to := bs[int(st.Broker)%len(bs)].ID
 	r.faults++
-	for p := int32(0); p < 5; p++ { // the local and container providers make 5 transaction state partitions
-		f := chaos.MoveLeader{Cluster: c, Topic: "__transaction_state", Partition: p, To: to}
-		r.event("move", f.Name(), "")
-		if err := chaos.Apply(ctx, f, nil, r.env.Source, r.env.Dest); err != nil {
-			return err
-		}
+	f := chaos.MoveLeader{Cluster: c, Topic: "__transaction_state", Partition: chaos.AllPartitions, To: bs[int(st.Broker)%len(bs)].ID}
+	if err := chaos.Healthy(ctx, r.env.Source, r.env.Dest); err != nil {
+		return err
+	}
+	res, err := f.Move(ctx)
+	r.event("move", f.Name(), res.String())
+	if err != nil {
+		return err
 	}
 	return sleepCtx(ctx, st.Dur)
 }

@@ -19,6 +19,8 @@ import (
 	"github.com/reo-kafka/reo/oracle"
 	"github.com/reo-kafka/reo/reports"
 	"github.com/reo-kafka/reo/systems"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // runSeq keeps topic names apart when one process replays a seed twice on
@@ -122,6 +124,11 @@ func Run(ctx context.Context, env Env, sc Scenario) (*Result, error) {
 	if err := r.setScale(ctx, sc.Instances); err != nil {
 		return nil, err
 	}
+	if !r.caps.Metrics {
+		// No health signal to wait for: let the first steps hit a system
+		// that copies (a JVM takes a while to start), not one starting.
+		r.waitCopying(ctx, 90*time.Second)
+	}
 	sctx, sstop := context.WithCancel(ctx)
 	defer sstop()
 	go r.sample(sctx)
@@ -179,8 +186,14 @@ func Run(ctx context.Context, env Env, sc Scenario) (*Result, error) {
 // installed before any process fault reaches it.
 func (r *run) startSlot(ctx context.Context, slot int) error {
 	in, err := r.fleet.Start(slot)
-	if err != nil || !r.caps.Metrics {
+	if err != nil {
 		return err
+	}
+	if !r.caps.Metrics {
+		// No health signal: give it a second to install its signal
+		// handlers, so a SIGTERM right after a start judges its stop, not
+		// its start-up.
+		return sleepCtx(ctx, time.Second)
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -201,6 +214,37 @@ func (r *run) startSlot(ctx context.Context, slot int) error {
 			return err
 		}
 	}
+}
+
+// waitCopying waits, at most d, until the destination holds a record of
+// the first topic, and records when it did (or that it did not).
+func (r *run) waitCopying(ctx context.Context, d time.Duration) {
+	cl, err := kgo.NewClient(cluster.DirectOpts(r.env.Dest)...)
+	if err != nil {
+		return
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		ends, err := adm.ListEndOffsets(ctx, r.topics[0])
+		if err == nil {
+			var n int64
+			ends.Each(func(o kadm.ListedOffset) {
+				if o.Err == nil {
+					n += o.Offset
+				}
+			})
+			if n > 0 {
+				r.event("copying", r.sysName, "first records in the destination")
+				return
+			}
+		}
+		if sleepCtx(ctx, 250*time.Millisecond) != nil {
+			return
+		}
+	}
+	r.event("copying", r.sysName, fmt.Sprintf("no record in the destination %v after start", d))
 }
 
 func (r *run) stopWorkloads() {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/reo-kafka/reo/cluster"
+	"github.com/reo-kafka/reo/internal/localhost"
 )
 
 // MirrorMaker 2 runs in dedicated mode (org.apache.kafka.connect.mirror.
@@ -162,16 +163,6 @@ func (m MM2) Properties(rep Replication, restPort int) map[string]string {
 	return props
 }
 
-// mm2Log4j is the log4j2 configuration of an MM2 process: INFO to a file.
-const mm2Log4j = `rootLogger.level=INFO
-rootLogger.appenderRef.f.ref=F
-appender.f.type=File
-appender.f.name=F
-appender.f.fileName=%s
-appender.f.layout.type=PatternLayout
-appender.f.layout.pattern=[%%d] %%p %%m (%%c)%%n
-`
-
 // Cmd writes slot's configuration under rep.Dir/mm2-<slot> and returns
 // its JVM command line; its log is mm2.log there.
 func (m MM2) Cmd(rep Replication, slot int) (Cmd, error) {
@@ -185,12 +176,8 @@ func (m MM2) Cmd(rep Replication, slot int) (Cmd, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return Cmd{}, err
 	}
-	addr, err := FreeAddr()
+	port, err := localhost.FreePort()
 	if err != nil {
-		return Cmd{}, err
-	}
-	var port int
-	if _, err := fmt.Sscanf(addr[strings.LastIndexByte(addr, ':')+1:], "%d", &port); err != nil {
 		return Cmd{}, err
 	}
 	cfg := filepath.Join(dir, "mm2.properties")
@@ -199,7 +186,7 @@ func (m MM2) Cmd(rep Replication, slot int) (Cmd, error) {
 	if err := os.WriteFile(cfg, []byte(cluster.FormatProperties(m.Properties(rep, port))), 0o644); err != nil {
 		return Cmd{}, err
 	}
-	if err := os.WriteFile(logCfg, []byte(fmt.Sprintf(mm2Log4j, logFile)), 0o644); err != nil {
+	if err := cluster.WriteLog4jConfig(logCfg, logFile); err != nil {
 		return Cmd{}, err
 	}
 	args := append(append([]string(nil), MM2JVMOpts...),

@@ -3,6 +3,8 @@ package systems
 import (
 	"fmt"
 	"time"
+
+	"github.com/reo-kafka/reo/internal/localhost"
 )
 
 // ReoFlags is reo's `replicate` command line, typed: the one place the
@@ -81,7 +83,7 @@ func (r Reo) Caps() Caps {
 }
 
 func (r Reo) Cmd(rep Replication, slot int) (Cmd, error) {
-	addr, err := FreeAddr()
+	addr, err := localhost.FreeAddr()
 	if err != nil {
 		return Cmd{}, err
 	}

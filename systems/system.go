@@ -1,8 +1,6 @@
 package systems
 
 import (
-	"fmt"
-	"net"
 	"strings"
 
 	"github.com/reo-kafka/reo/cluster"
@@ -78,14 +76,4 @@ type System interface {
 	Name() string
 	Caps() Caps
 	Cmd(rep Replication, slot int) (Cmd, error)
-}
-
-// FreeAddr returns a 127.0.0.1 address that was free a moment ago.
-func FreeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", fmt.Errorf("find a free port: %w", err)
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
 }

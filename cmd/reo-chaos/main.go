@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -43,7 +44,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	brokers := fs.Int("brokers", 1, "brokers per cluster: 1 or 3")
 	out := fs.String("out", "", "directory for failing runs' reports (default <repo>/reports/out)")
 	system := fs.String("system", "reo", "system under test: "+systems.Names)
+	faultsFlag := fs.String("faults", "", "draw only these faults (comma-separated; default: every fault available to the system and clusters)")
+	peers := fs.Bool("peers", false, "instead of drawing for -duration: run -per-fault scenarios of every fault kind on every system of -systems and write the table (README.md, peers.json) and failing runs' reports to -out")
+	peerSystems := fs.String("systems", "reo,pipe,mm2,mm2-eos", "with -peers: the systems to compare")
+	perFault := fs.Int("per-fault", 2, "with -peers: scenarios per system and fault kind")
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	only, err := scenarios.ParseActions(*faultsFlag)
+	if err != nil {
+		fmt.Fprintln(stderr, "reo-chaos: -faults:", err)
 		return 2
 	}
 	if *duration <= 0 || (*brokers != 1 && *brokers != 3) {
@@ -69,11 +79,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer os.RemoveAll(binDir)
-	sys, err := systems.Open(ctx, *system, systems.OpenOptions{Root: root, BinDir: binDir,
-		Logf: func(f string, a ...any) { fmt.Fprintf(stderr, "reo-chaos: "+f+"\n", a...) }})
-	if err != nil {
-		fmt.Fprintln(stderr, "reo-chaos:", err)
-		return 1
+	openSystem := func(name string) (systems.System, error) {
+		return systems.Open(ctx, name, systems.OpenOptions{Root: root, BinDir: binDir,
+			Logf: func(f string, a ...any) { fmt.Fprintf(stderr, "reo-chaos: "+f+"\n", a...) }})
+	}
+	var sys systems.System
+	if !*peers {
+		if sys, err = openSystem(*system); err != nil {
+			fmt.Fprintln(stderr, "reo-chaos:", err)
+			return 1
+		}
 	}
 	src, err := cluster.Start(ctx, kind, cluster.Spec{Name: "source", Brokers: *brokers})
 	if err != nil {
@@ -88,6 +103,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	defer dst.Close()
 	env := scenarios.Env{Source: src, Dest: dst, System: sys, Provider: string(kind)}
+	if *peers {
+		command := "reo-chaos " + strings.Join(args, " ")
+		code, err := runPeers(ctx, env, parseList(*peerSystems), openSystem, only, *perFault, *seed, *out, command, stdout)
+		if err != nil {
+			fmt.Fprintln(stderr, "reo-chaos:", err)
+		}
+		return code
+	}
+	tg := env.Target()
+	tg.Only = only
+	if len(only) > 0 {
+		tg.Only = append(tg.Only, scenarios.Wait)
+	}
 
 	deadline := time.Now().Add(*duration)
 	var ran, faults, records, failed int
@@ -97,7 +125,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	for i := uint64(0); time.Now().Before(deadline) && ctx.Err() == nil; i++ {
 		s := *seed + i
-		sc := scenarios.Gen(env.Target()).Example(int(s))
+		sc := scenarios.Gen(tg).Example(int(s))
 		sc.Seed = s
 		progress(fmt.Sprintf("running seed %d", s))
 		res, err := scenarios.Run(ctx, env, sc)
@@ -129,4 +157,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+func parseList(s string) []string {
+	var out []string
+	for _, x := range strings.Split(s, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
 }

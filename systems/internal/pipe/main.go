@@ -119,6 +119,7 @@ func run(ctx context.Context, src, dst []string, topics, group string) error {
 		kgo.ConsumerGroup(group),
 		kgo.ConsumeRegex(),
 		kgo.ConsumeTopics(topics),
+		kgo.MetadataMinAge(time.Second),
 		kgo.MetadataMaxAge(2*time.Second),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),

@@ -1,0 +1,192 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/reo-kafka/reo/oracle"
+	"github.com/reo-kafka/reo/scenarios"
+	"github.com/reo-kafka/reo/systems"
+)
+
+// peerCell is what the scenarios of one fault kind found on one system.
+type peerCell struct {
+	System string `json:"system"`
+	Fault  string `json:"fault"`
+	// Runs counts the scenarios that ran to a verdict; Failing those whose
+	// verdict was not clean or whose instances misbehaved.
+	Runs    int                 `json:"runs"`
+	Failing int                 `json:"failing"`
+	Counts  map[oracle.Kind]int `json:"counts,omitempty"`
+	// Errors are runs that could not be carried out (harness or cluster
+	// trouble), with their messages: not a verdict on the system.
+	Errors []string `json:"errors,omitempty"`
+	// Misbehaved lists instance misbehaviour (exit status on SIGTERM, a
+	// destination that never caught up), one line per run.
+	Misbehaved []string `json:"misbehaved,omitempty"`
+	// Reports are the failing runs' slim reports, relative to the output
+	// directory; each replays with reo-chaos --replay.
+	Reports []string `json:"reports,omitempty"`
+	Seeds   []uint64 `json:"seeds"`
+}
+
+// peersResult is the whole table, as written to peers.json.
+type peersResult struct {
+	Command  string        `json:"command"`
+	Provider string        `json:"provider"`
+	Brokers  int           `json:"brokers"`
+	Started  time.Time     `json:"started"`
+	Took     time.Duration `json:"took"`
+	Cells    []*peerCell   `json:"cells"`
+}
+
+// runPeers runs, for every system and every fault kind available to it,
+// perFault scenarios drawn with only that fault (and waits), and writes
+// out/peers.json, out/README.md and a slim report per failing run.
+func runPeers(ctx context.Context, env scenarios.Env, names []string, open func(string) (systems.System, error),
+	only []scenarios.Action, perFault int, seed uint64, out, command string, stdout io.Writer) (int, error) {
+	res := &peersResult{Command: command, Provider: env.Provider, Brokers: len(env.Source.Brokers()), Started: time.Now()}
+	failing := 0
+	for _, name := range names {
+		sys, err := open(name)
+		if err != nil {
+			return 1, err
+		}
+		env.System = sys
+		tg := env.Target()
+		for _, f := range scenarios.Available(tg) {
+			if f.Action == scenarios.Wait || (len(only) > 0 && !slices.Contains(only, f.Action)) {
+				continue
+			}
+			cell := &peerCell{System: sys.Name(), Fault: string(f.Action), Counts: map[oracle.Kind]int{}}
+			res.Cells = append(res.Cells, cell)
+			ftg := tg
+			ftg.Only = []scenarios.Action{f.Action}
+			for i := range perFault {
+				if ctx.Err() != nil {
+					return 1, ctx.Err()
+				}
+				s := seed + uint64(i)
+				sc := scenarios.Gen(ftg).Example(int(s))
+				sc.Seed, sc.Name = s, sys.Name()+"-"+string(f.Action)
+				cell.Seeds = append(cell.Seeds, s)
+				fmt.Fprintf(stdout, "%s %s seed %d: %s\n", sys.Name(), f.Action, s, sc)
+				r, err := scenarios.Run(ctx, env, sc)
+				if r == nil {
+					cell.Errors = append(cell.Errors, fmt.Sprintf("seed %d: %v", s, err))
+					fmt.Fprintf(stdout, "  could not run: %v\n", err)
+					continue
+				}
+				cell.Runs++
+				for k, n := range r.Verdict.Counts {
+					cell.Counts[k] += n
+				}
+				if err != nil {
+					cell.Misbehaved = append(cell.Misbehaved, fmt.Sprintf("seed %d: %v", s, err))
+				}
+				if err == nil && r.OK() {
+					fmt.Fprintf(stdout, "  clean: %s\n", firstLine(r.Verdict.String()))
+					continue
+				}
+				cell.Failing++
+				failing++
+				r.Report.Replay = "reo-chaos --replay " + filepath.Join(out, sys.Name(), fmt.Sprintf("%s-%d.json", sc.Name, s))
+				path, werr := r.Report.Slim(20).Write(filepath.Join(out, sys.Name()))
+				if werr != nil {
+					return 1, werr
+				}
+				rel, _ := filepath.Rel(out, path)
+				cell.Reports = append(cell.Reports, rel)
+				fmt.Fprintf(stdout, "  FAILING (%v): %s\n  report: %s\n", err, firstLine(r.Verdict.String()), path)
+			}
+		}
+	}
+	res.Took = time.Since(res.Started).Round(time.Second)
+	if err := writePeers(out, res); err != nil {
+		return 1, err
+	}
+	_ = failing
+	return 0, nil
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// peerKinds are the table's columns: the invariant's violations, then
+// the rest together.
+var peerKinds = []oracle.Kind{oracle.KindLost, oracle.KindDuplicated, oracle.KindReordered, oracle.KindAbortedVisible,
+	oracle.KindCorrupted, oracle.KindWrongPartition, oracle.KindPhantom}
+
+func writePeers(out string, res *peersResult) error {
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(out, "peers.json"), b, 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(out, "README.md"), []byte(peersMarkdown(res)), 0o644)
+}
+
+func peersMarkdown(res *peersResult) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Replicators under the same faults\n\n")
+	fmt.Fprintf(&b, "Every system ran the same drawn scenarios (package scenarios: a mixed transactional workload, one fault kind per row, healed at the end, then the oracle's record-by-record verdict) on %s clusters of %d broker(s), %s, in %v.\n\n",
+		res.Provider, res.Brokers, res.Started.UTC().Format("2006-01-02"), res.Took)
+	fmt.Fprintf(&b, "Command: `%s`\n\n", res.Command)
+	b.WriteString("Cells count records the oracle found in each kind of violation, summed over the row's runs; `failing` counts runs with any violation or a misbehaving instance. `could not run` are harness or cluster troubles, not verdicts.\n\n")
+	b.WriteString("| system | fault | runs | failing |")
+	for _, k := range peerKinds {
+		fmt.Fprintf(&b, " %s |", k)
+	}
+	b.WriteString(" other | could not run |\n|---|---|---|---|")
+	for range peerKinds {
+		b.WriteString("---|")
+	}
+	b.WriteString("---|---|\n")
+	for _, c := range res.Cells {
+		fmt.Fprintf(&b, "| %s | %s | %d | %d |", c.System, c.Fault, c.Runs, c.Failing)
+		other := 0
+		for k, n := range c.Counts {
+			if !slices.Contains(peerKinds, k) {
+				other += n
+			}
+		}
+		for _, k := range peerKinds {
+			fmt.Fprintf(&b, " %d |", c.Counts[k])
+		}
+		fmt.Fprintf(&b, " %d | %d |\n", other, len(c.Errors))
+	}
+	var notes []string
+	for _, c := range res.Cells {
+		for _, r := range c.Reports {
+			notes = append(notes, fmt.Sprintf("- %s, %s: [%s](%s) (`reo-chaos --replay reports/peers/%s`)", c.System, c.Fault, filepath.Base(r), r, r))
+		}
+		for _, m := range c.Misbehaved {
+			notes = append(notes, fmt.Sprintf("- %s, %s: instance misbehaved: %s", c.System, c.Fault, m))
+		}
+		for _, e := range c.Errors {
+			notes = append(notes, fmt.Sprintf("- %s, %s: could not run: %s", c.System, c.Fault, e))
+		}
+	}
+	sort.Strings(notes)
+	if len(notes) > 0 {
+		b.WriteString("\n## Failing runs\n\nEach report holds the scenario, the fault timeline and the verdict's first violations (the full dumps stay out of the repository).\n\n")
+		b.WriteString(strings.Join(notes, "\n"))
+		b.WriteString("\n")
+	}
+	return b.String()
+}
