@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -88,12 +89,12 @@ func runMutant(t *testing.T, bin string, kind cluster.Kind, m mutant) {
 	}()
 	start := func(name string, extra ...string) *systems.Instance {
 		t.Helper()
-		args := append([]string{"--mode", m.mode,
-			"--source-bootstrap", strings.Join(src.Bootstrap(), ","),
-			"--dest-bootstrap", strings.Join(dst.Bootstrap(), ","),
-			"--topic", topic, "--group", topic, "--seed", fmt.Sprint(s),
-		}, extra...)
-		in, err := systems.StartInstance(name, bin, args, nil)
+		c, err := systems.Mutant{Bin: bin, Mode: m.mode}.Cmd(systems.Replication{Source: src, Dest: dst,
+			Topics: "^" + regexp.QuoteMeta(topic) + "$", Name: topic, Seed: s}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := systems.StartInstance(name, c.Path, append(c.Args, extra...), c.Env)
 		if err != nil {
 			t.Fatal(err)
 		}
