@@ -4,6 +4,11 @@
 // run. `make chaos DURATION=30m` runs it.
 //
 //	reo-chaos -duration 10m [-seed N] [-brokers 1|3] [-system NAME] [-out DIR]
+//	reo-chaos --replay REPORT [-out DIR]
+//
+// --replay runs the scenario a saved report holds again, step by step,
+// against the system it ran, on new clusters of the kind and size it ran
+// on; every failing run's report names that command.
 //
 // -system puts another replicator under the same scenarios: reo (the
 // default), pipe, mm2, mm2-eos, a mutant, or any command that follows
@@ -48,6 +53,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	peers := fs.Bool("peers", false, "instead of drawing for -duration: run -per-fault scenarios of every fault kind on every system of -systems and write the table (README.md, peers.json) and failing runs' reports to -out")
 	peerSystems := fs.String("systems", "reo,pipe,mm2,mm2-eos", "with -peers: the systems to compare")
 	perFault := fs.Int("per-fault", 2, "with -peers: scenarios per system and fault kind")
+	replayPath := fs.String("replay", "", "run the scenario of this saved report again (its system, cluster kind and size) instead of drawing")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -67,6 +73,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if *out == "" {
 		*out = filepath.Join(root, "reports", "out")
+	}
+	if *replayPath != "" {
+		return replay(ctx, *replayPath, *out, stdout, stderr)
 	}
 	kind, err := cluster.Choose(ctx)
 	if err != nil {
@@ -125,8 +134,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	for i := uint64(0); time.Now().Before(deadline) && ctx.Err() == nil; i++ {
 		s := *seed + i
-		sc := scenarios.Gen(tg).Example(int(s))
-		sc.Seed = s
+		sc := scenarios.FromSeed(tg, s)
 		progress(fmt.Sprintf("running seed %d", s))
 		res, err := scenarios.Run(ctx, env, sc)
 		if ctx.Err() != nil {
@@ -141,13 +149,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			failed++
 			fmt.Fprintf(stdout, "\nFAIL seed %d: %v\n", s, err)
 			if res != nil {
-				res.Report.Replay = fmt.Sprintf("REO_SEED=%d REO_KAFKA=%s REO_SCENARIOS=1 go test ./scenarios -run 'TestDrawnScenarios/%s/'", s, kind, kind)
 				fmt.Fprintln(stdout, res.Verdict.String())
-				if path, werr := res.Report.Write(*out); werr == nil {
-					fmt.Fprintf(stdout, "report: %s\n", path)
-				} else {
-					fmt.Fprintln(stdout, "report:", werr)
-				}
+				saveFailing(res.Report, *out, stdout)
 			}
 		}
 	}
