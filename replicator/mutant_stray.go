@@ -29,7 +29,7 @@ import (
 // clean stop, and the topics and partition counts the first start saw.
 // It does that in New, before cmd/reo serves /healthz (the harness waits
 // for /healthz after every start, so a step that follows a start always
-// finds it recorded), and as Run returns after a clean stop.
+// finds it recorded), and as Run returns after a clean stop (nil).
 
 // strayState is one record of the mutant's topic.
 type strayState struct {
@@ -108,6 +108,12 @@ func (r *Replicator) strayStart(ctx context.Context) error {
 	}
 	dst, _ := r.cfg.selected(grown, false)
 	r.log.Warn("stray mutant: writing a stray record", "dest_topic", dst)
+	// The destination topic may not be there yet (an instance stopped
+	// before its first refresh): make it as reo would.
+	_, err = dstAdm.CreateTopic(ctx, int32(now[grown]), -1, nil, dst)
+	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+		return err
+	}
 	rec := &kgo.Record{Topic: dst, Partition: 0, Value: []byte("stray"),
 		Headers: []kgo.RecordHeader{{Key: "reo-test-id", Value: []byte("stray-" + r.cfg.InstanceID)}}}
 	pr, err := kgo.NewClient(r.dstOpts(kgo.RecordPartitioner(kgo.ManualPartitioner()))...)

@@ -161,6 +161,11 @@ func (r *Replicator) Run(ctx context.Context) (err error) {
 	if !r.ran.CompareAndSwap(false, true) {
 		return errors.New("replicator: Run called twice")
 	}
+	defer func() {
+		if err == nil {
+			r.strayStopped()
+		}
+	}()
 	// The admin clients answer the topic refresh: kgo caches metadata for
 	// MetadataMinAge (5s by default), which would delay new topics and
 	// partitions by that much.
@@ -235,9 +240,6 @@ func (r *Replicator) Run(ctx context.Context) (err error) {
 	cancel()
 	r.shutdown(grp)
 	bg.Wait()
-	if err == nil {
-		r.strayStopped()
-	}
 	return err
 }
 

@@ -6,7 +6,7 @@
 //     the oracle.History of what it attempted.
 //   - [Scenario] is a run as data: profile, instances, and [Step]s
 //     (network and request faults, SIGKILL, SIGTERM, SIGSTOP, scaling,
-//     partition growth, new topics). [Gen] and [GenSteps] draw whole
+//     partition growth, new topics). [Gen] and [GenLong] draw whole
 //     scenarios with rapid, laid out so that the tests, which draw them
 //     inside rapid.Check on in-process clusters, shrink a failing one to
 //     its fewest, shortest steps; [FromSeed] draws one from a seed, with

@@ -130,7 +130,7 @@ func TestDrawnScenarios(t *testing.T) {
 			t.Run(string(kind), func(t *testing.T) {
 				env := reoEnv(t, kind)
 				t.Logf("seed %d (replay the search: REO_SEED=%d REO_KAFKA=%s go test ./scenarios -run 'TestDrawnScenarios/%s')", base, base, kind, kind)
-				if f := checkScenarios(t, env, scenarios.Gen(env.Target()), drawnCount(t, kind), base); f != nil {
+				if f := checkScenarios(t, env, scenarios.Gen(env.Target()), drawnCount(t, kind), base, shrinkTime); f != nil {
 					failShrunk(t, f)
 				}
 			})

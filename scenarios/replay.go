@@ -19,8 +19,7 @@ import (
 const EnvReplay = "REO_REPLAY"
 
 // ScenarioOf decodes the scenario a report holds. It fails when the
-// report holds none (reports of tests that are not scenarios) or one
-// without steps.
+// report holds none (reports of tests that are not scenarios).
 func ScenarioOf(r *reports.Report) (Scenario, error) {
 	var sc Scenario
 	if len(r.Scenario) == 0 {
@@ -28,9 +27,6 @@ func ScenarioOf(r *reports.Report) (Scenario, error) {
 	}
 	if err := json.Unmarshal(r.Scenario, &sc); err != nil {
 		return sc, fmt.Errorf("decode the scenario of report %s: %w", r.Name, err)
-	}
-	if len(sc.Steps) == 0 {
-		return sc, fmt.Errorf("report %s holds a scenario without steps", r.Name)
 	}
 	return sc, nil
 }

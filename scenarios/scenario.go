@@ -82,19 +82,36 @@ func (s Scenario) String() string {
 		s.Name, s.Seed, s.Brokers, s.Profile.Partitions, s.Instances, strings.Join(steps, " "))
 }
 
-// Gen draws whole scenarios for tg with 2–7 steps (GenSteps).
-func Gen(tg Target) *rapid.Generator[Scenario] { return GenSteps(tg, 2, 7) }
+// Gen draws whole scenarios for tg with 1–7 steps, 4 on average.
+func Gen(tg Target) *rapid.Generator[Scenario] {
+	steps := rapid.SliceOfN(genStep(tg), 1, 7)
+	return genScenario(tg, func(t *rapid.T) []Step { return steps.Draw(t, "steps") })
+}
 
-// GenSteps draws whole scenarios for tg: a workload profile, how many
-// instances start, and minSteps to maxSteps steps, each drawn from the
-// faults available on tg (Faults).
+// GenLong draws whole scenarios for tg of about 20 steps (at most 120):
+// up to 12 runs of up to 10 steps each, so that shrinking drops a whole
+// run of steps at once as well as one step at a time.
+func GenLong(tg Target) *rapid.Generator[Scenario] {
+	runs := rapid.SliceOfN(rapid.SliceOfN(genStep(tg), 0, 12), 1, 14)
+	return genScenario(tg, func(t *rapid.T) []Step {
+		var steps []Step
+		for _, r := range runs.Draw(t, "runs") {
+			steps = append(steps, r...)
+		}
+		return steps
+	})
+}
+
+// genScenario draws a workload profile, how many instances start, and
+// the steps (drawSteps), each drawn from the faults available on tg
+// (Faults).
 //
 // The draws are laid out for shrinking inside rapid.Check: shares are
-// whole percentages (one choice to lower, not a float's many), and the
-// steps are a slice, so rapid removes a step whole and lowers what is
-// left toward the first entry of the table (a wait) and each duration
-// toward its minimum.
-func GenSteps(tg Target, minSteps, maxSteps int) *rapid.Generator[Scenario] {
+// whole percentages (one choice to lower, not a float's many); the steps
+// are slices with no minimum length beyond one, so rapid removes steps
+// whole, then lowers what is left toward the first entry of the table (a
+// wait) and each duration toward its minimum.
+func genScenario(tg Target, drawSteps func(*rapid.T) []Step) *rapid.Generator[Scenario] {
 	return rapid.Custom(func(t *rapid.T) Scenario {
 		sc := Scenario{Name: "drawn", Brokers: tg.Brokers, InProcess: tg.InProcess}
 		sc.Profile = DefaultProfile(rapid.Int32Range(1, 8).Draw(t, "partitions"))
@@ -104,7 +121,7 @@ func GenSteps(tg Target, minSteps, maxSteps int) *rapid.Generator[Scenario] {
 		sc.Profile.BatchMax = rapid.IntRange(1, 20).Draw(t, "batch-max")
 		sc.Profile.ValueMax = rapid.SampledFrom([]int{10, 200, 2000}).Draw(t, "value-max")
 		sc.Instances = rapid.IntRange(1, min(3, max(tg.Caps.MaxInstances, 1))).Draw(t, "instances")
-		sc.Steps = rapid.SliceOfN(genStep(tg), minSteps, maxSteps).Draw(t, "steps")
+		sc.Steps = drawSteps(t)
 		return sc
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,14 +13,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reo-kafka/reo/cluster"
 	"github.com/reo-kafka/reo/oracle"
 	"github.com/reo-kafka/reo/scenarios"
+	"github.com/reo-kafka/reo/systems"
 	"pgregory.net/rapid"
 )
 
-// shrinkTime bounds how long rapid shrinks a failing scenario in-process
-// (rapid's own default, 30 s, is two or three runs); -rapid.shrinktime
-// overrides it.
+// shrinkTime bounds how long rapid shrinks a failing drawn scenario
+// in-process (rapid's own default, 30 s, is two or three runs);
+// -rapid.shrinktime overrides it.
 const shrinkTime = 6 * time.Minute
 
 // setRapidFlags sets rapid's settings (the -rapid.* flags) for the rest
@@ -104,7 +107,8 @@ type shrunk struct {
 }
 
 // checkScenarios runs up to checks scenarios drawn by gen on env inside
-// rapid.Check, from seed. When one fails, rapid shrinks it: it removes
+// rapid.Check, from seed. When one fails, rapid shrinks it for at most
+// shrink (and half the test's remaining time): it removes
 // steps, lowers durations, instances and partitions, and keeps each
 // change that still fails the same way (decisive). A scenario already run
 // in this check is not run again (rapid reruns every failing case to make
@@ -113,9 +117,8 @@ type shrunk struct {
 // It returns nil when every check passed, else the last failing run,
 // which is the smallest scenario rapid reached (rapid's last call replays
 // it); its report holds that scenario.
-func checkScenarios(t *testing.T, env scenarios.Env, gen *rapid.Generator[scenarios.Scenario], checks int, seed uint64) *shrunk {
+func checkScenarios(t *testing.T, env scenarios.Env, gen *rapid.Generator[scenarios.Scenario], checks int, seed uint64, shrink time.Duration) *shrunk {
 	t.Helper()
-	shrink := shrinkTime
 	if d, ok := t.Deadline(); ok {
 		// rapid bounds its search by the test's deadline only when it
 		// reports to the *testing.T itself.
@@ -206,4 +209,111 @@ func nonWait(sc scenarios.Scenario) []scenarios.Action {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// oneInstance runs a system as a single instance, so that every kill
+// restarts the instance that saw what came before it.
+type oneInstance struct{ systems.Reo }
+
+func (o oneInstance) Caps() systems.Caps {
+	c := o.Reo.Caps()
+	c.MaxInstances = 1
+	return c
+}
+
+// TestShrinkFindsPlantedBug proves shrinking works: reo built with a
+// planted bug that only three steps together bring out (StrayTag: a new
+// topic and added partitions, then a kill) runs long drawn scenarios
+// (GenLong, about 20 steps) on in-process clusters inside rapid.Check
+// until one fails; rapid must shrink it to a scenario whose steps, waits
+// aside, are exactly those three, and the report saved for it must hold
+// that scenario. The bug goes through the harness's real path: Gen, Run,
+// the oracle's verdict (the stray record is a phantom). It takes several
+// minutes, so -short skips it.
+func TestShrinkFindsPlantedBug(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs drawn scenarios and shrinks one: several minutes")
+	}
+	env := strayEnv(t)
+	s := seed(t)
+	t.Logf("seed %d (replay: REO_SEED=%d REO_KAFKA=inprocess go test ./scenarios -run TestShrinkFindsPlantedBug -v)", s, s)
+	// About 45% of GenLong's scenarios hold a new topic and added
+	// partitions before a kill: ten checks miss all three one time in 400.
+	f := checkScenarios(t, env, scenarios.GenLong(env.Target()), 10, s, 20*time.Minute)
+	if f == nil {
+		t.Fatalf("seed %d: no drawn scenario failed in 10 checks against the planted bug", s)
+	}
+	if f.out.res == nil {
+		t.Fatalf("seed %d: the failing scenario could not run: %v", s, f.out.err)
+	}
+	sc := f.out.res.Scenario
+	t.Logf("shrunk in %v over %d runs (%s) to:\n%s\nrapid: %s", f.took.Round(time.Second), f.runs, f.out.fail, sc, strings.Join(f.rapid, "\n"))
+	want := []scenarios.Action{scenarios.Kill, scenarios.AddPartitions, scenarios.NewTopic}
+	slices.Sort(want)
+	if got := nonWait(sc); !slices.Equal(got, want) {
+		t.Errorf("shrunk scenario's steps (waits aside) are %v, want exactly %v", got, want)
+	}
+	if f.out.res.Verdict.Counts[oracle.KindPhantom] == 0 {
+		t.Errorf("the shrunk scenario failed without the stray record being seen: %s", f.out.res.Verdict.String())
+	}
+	path, err := f.out.res.Report.Write(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp, err := scenarios.LoadReplay(path)
+	if err != nil || !reflect.DeepEqual(rp.Scenario, sc) {
+		t.Errorf("the saved report does not hold the shrunk scenario (%v):\nshrunk: %s", err, sc.JSON())
+	}
+}
+
+// strayEnv is reo with the planted bug (StrayTag), as one instance, on
+// the shared in-process clusters.
+func strayEnv(t *testing.T) scenarios.Env {
+	src, dst := pair(t, cluster.InProcess)
+	bin := cachedBuild(t, scenarios.StrayTag, func(ctx context.Context, root, dir string) (string, error) {
+		return scenarios.BuildReoTagged(ctx, root, dir, scenarios.StrayTag)
+	})
+	sys := oneInstance{systems.Reo{Bin: bin, Flags: systems.HarnessFlags(), Label: "reo+" + scenarios.StrayTag}}
+	return scenarios.Env{Source: src, Dest: dst, System: sys, Provider: string(cluster.InProcess)}
+}
+
+// TestStrayNeedsAllThree proves the planted bug is what the shrink test
+// says: a new topic and added partitions, then a kill, make the oracle
+// see the stray record; the same steps with the kill first do not, nor
+// with a SIGTERM (a clean stop, even one that comes while the instance
+// is still starting) in place of the kill.
+func TestStrayNeedsAllThree(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds another reo")
+	}
+	env := strayEnv(t)
+	steps := map[scenarios.Action]scenarios.Step{
+		scenarios.NewTopic:      {Action: scenarios.NewTopic, Broker: -1},
+		scenarios.AddPartitions: {Action: scenarios.AddPartitions, N: 1, Broker: -1},
+		scenarios.Kill:          {Action: scenarios.Kill, Dur: 500 * time.Millisecond, Broker: -1},
+		scenarios.Term:          {Action: scenarios.Term, Dur: 500 * time.Millisecond, Broker: -1},
+		scenarios.Wait:          {Action: scenarios.Wait, Dur: 1500 * time.Millisecond, Broker: -1},
+	}
+	for _, c := range []struct {
+		order []scenarios.Action
+		fails bool
+	}{
+		{[]scenarios.Action{scenarios.NewTopic, scenarios.AddPartitions, scenarios.Wait, scenarios.Kill}, true},
+		{[]scenarios.Action{scenarios.Kill, scenarios.NewTopic, scenarios.AddPartitions, scenarios.Wait}, false},
+		{[]scenarios.Action{scenarios.NewTopic, scenarios.AddPartitions, scenarios.Term}, false},
+	} {
+		sc := scenarios.Scenario{Name: "stray", Seed: seed(t), Brokers: 1, Profile: scenarios.DefaultProfile(2), Instances: 1, InProcess: true}
+		for _, a := range c.order {
+			sc.Steps = append(sc.Steps, steps[a])
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+		res, err := scenarios.Run(ctx, env, sc)
+		cancel()
+		if res == nil {
+			t.Fatalf("%s: %v", sc, err)
+		}
+		if got := res.Verdict.Counts[oracle.KindPhantom] > 0; got != c.fails {
+			t.Errorf("%s: stray record seen %v, want %v: %s", sc, got, c.fails, res.Verdict.String())
+		}
+	}
 }
