@@ -75,8 +75,8 @@ func runPeers(ctx context.Context, env scenarios.Env, names []string, open func(
 					return 1, ctx.Err()
 				}
 				s := seed + uint64(i)
-				sc := scenarios.Gen(ftg).Example(int(s))
-				sc.Seed, sc.Name = s, sys.Name()+"-"+string(f.Action)
+				sc := scenarios.FromSeed(ftg, s)
+				sc.Name = sys.Name() + "-" + string(f.Action)
 				cell.Seeds = append(cell.Seeds, s)
 				fmt.Fprintf(stdout, "%s %s seed %d: %s\n", sys.Name(), f.Action, s, sc)
 				r, err := scenarios.Run(ctx, env, sc)
@@ -94,11 +94,15 @@ func runPeers(ctx context.Context, env scenarios.Env, names []string, open func(
 				}
 				if err == nil && r.OK() {
 					fmt.Fprintf(stdout, "  clean: %s\n", firstLine(r.Verdict.String()))
+					res.Took = time.Since(res.Started).Round(time.Second)
+					if err := writePeers(out, res); err != nil { // the table so far, in case the run is cut short
+						return 1, err
+					}
 					continue
 				}
 				cell.Failing++
 				failing++
-				r.Report.Replay = "reo-chaos --replay " + filepath.Join(out, sys.Name(), fmt.Sprintf("%s-%d.json", sc.Name, s))
+				r.Report.Replay, _ = scenarios.ReplayCommands(filepath.Join(out, sys.Name(), fmt.Sprintf("%s-%d.json", sc.Name, s)))
 				path, werr := r.Report.Slim(20).Write(filepath.Join(out, sys.Name()))
 				if werr != nil {
 					return 1, werr
@@ -106,6 +110,10 @@ func runPeers(ctx context.Context, env scenarios.Env, names []string, open func(
 				rel, _ := filepath.Rel(out, path)
 				cell.Reports = append(cell.Reports, rel)
 				fmt.Fprintf(stdout, "  FAILING (%v): %s\n  report: %s\n", err, firstLine(r.Verdict.String()), path)
+				res.Took = time.Since(res.Started).Round(time.Second)
+				if err := writePeers(out, res); err != nil {
+					return 1, err
+				}
 			}
 		}
 	}
@@ -113,7 +121,7 @@ func runPeers(ctx context.Context, env scenarios.Env, names []string, open func(
 	if err := writePeers(out, res); err != nil {
 		return 1, err
 	}
-	_ = failing
+	fmt.Fprintf(stdout, "%d failing runs; table in %s\n", failing, filepath.Join(out, "README.md"))
 	return 0, nil
 }
 
