@@ -8,9 +8,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/reo-kafka/reo/cluster"
 	"github.com/reo-kafka/reo/internal/localhost"
+	"github.com/reo-kafka/reo/internal/logtext"
 )
 
 // MirrorMaker 2 runs in dedicated mode (org.apache.kafka.connect.mirror.
@@ -89,15 +91,29 @@ func LocateMM2(ctx context.Context, libs string, logf func(string, ...any)) (*MM
 // per replication (its source alias is the replication's name), one JVM
 // per instance, identity topic names, nothing but the records (no
 // checkpoints, heartbeats, offset syncs or group offset sync, which the
-// other systems do not do either). EOS turns on exactly-once source
+// other systems do not do either, unless GroupSync asks for them). EOS turns on exactly-once source
 // support on the target and read_committed on the source.
 type MM2 struct {
 	Install *MM2Install
 	EOS     bool
 	// Tasks is tasks.max (4 when 0).
 	Tasks int
+	// GroupSync, when set, syncs consumer group offsets as MM2's
+	// documentation sets it up (see MM2GroupSync).
+	GroupSync *MM2GroupSync
 	// Props are extra or overriding MM2 properties.
 	Props map[string]string
+}
+
+// MM2GroupSync turns on checkpoints, offset syncs and consumer group
+// offset sync for the groups Groups matches (a regular expression), every
+// Interval (MM2 takes whole seconds; rounded, at least 1), groups looked
+// for as often, offset.lag.max left at its default (100), and a
+// read_committed replication consumer: MM2's default reads uncommitted
+// and would copy aborted records to the consumers that fail over.
+type MM2GroupSync struct {
+	Groups   string
+	Interval time.Duration
 }
 
 func (m MM2) Name() string {
@@ -113,7 +129,7 @@ func (m MM2) Caps() Caps {
 	return Caps{ExactlyOnce: m.EOS, MaxInstances: 1 << 10, NewTopics: true, NewPartitions: true}
 }
 
-// MM2Properties is the dedicated-mode properties of one MM2 cluster
+// Properties is the dedicated-mode properties of one MM2 cluster
 // copying the topics matching rep.Topics from alias to "target". restPort
 // > 0 enables the internal REST API, which a dedicated MM2 cluster of more
 // than one process needs (KIP-710: followers forward task configurations
@@ -143,6 +159,7 @@ func (m MM2) Properties(rep Replication, restPort int) map[string]string {
 		"replication.factor":                          "1",
 		"checkpoints.topic.replication.factor":        "1",
 		"heartbeats.topic.replication.factor":         "1",
+		"offset-syncs.topic.replication.factor":       "1",
 		"offset.storage.replication.factor":           "1",
 		"status.storage.replication.factor":           "1",
 		"config.storage.replication.factor":           "1",
@@ -155,6 +172,18 @@ func (m MM2) Properties(rep Replication, restPort int) map[string]string {
 	}
 	if m.EOS {
 		props["target.exactly.once.source.support"] = "enabled"
+		props[alias+".consumer.isolation.level"] = "read_committed"
+	}
+	if g := m.GroupSync; g != nil {
+		secs := fmt.Sprint(max(1, int(g.Interval.Round(time.Second).Seconds())))
+		props["sync.group.offsets.enabled"] = "true"
+		props["emit.checkpoints.enabled"] = "true"
+		props["emit.offset-syncs.enabled"] = "true"
+		props["refresh.groups.enabled"] = "true"
+		props["groups"] = g.Groups
+		props["sync.group.offsets.interval.seconds"] = secs
+		props["emit.checkpoints.interval.seconds"] = secs
+		props["refresh.groups.interval.seconds"] = secs
 		props[alias+".consumer.isolation.level"] = "read_committed"
 	}
 	for k, v := range m.Props {
@@ -195,4 +224,30 @@ func (m MM2) Cmd(rep Replication, slot int) (Cmd, error) {
 		"-cp", filepath.Join(m.Install.Libs, "*"),
 		mm2Main, cfg)
 	return Cmd{Path: m.Install.Java, Args: args, LogFile: logFile}, nil
+}
+
+// MM2Problems returns what an MM2 log says went wrong: its warnings and
+// errors (each with the lines of the exception that follows it; less the
+// ones MM2 always writes with these settings), the last n of them, then
+// the log's last 10 lines. Connect logs whole configurations at INFO, so
+// the tail alone rarely shows the cause.
+func MM2Problems(log string, n int) string {
+	var important []string
+	lines := strings.Split(log, "\n")
+	for i, line := range lines {
+		if (strings.Contains(line, "] WARN ") || strings.Contains(line, "] ERROR ")) && !harmlessMM2(line) {
+			important = append(important, line)
+			for j := i + 1; j < len(lines) && j <= i+3 && !strings.HasPrefix(lines[j], "["); j++ {
+				important = append(important, lines[j])
+			}
+		}
+	}
+	return fmt.Sprintf("--- warnings and errors ---\n%s\n--- last lines ---\n%s", logtext.Tail(strings.Join(important, "\n"), n), logtext.Tail(log, 10))
+}
+
+// harmlessMM2 reports log lines MM2 always writes with these settings: the
+// checkpoint connector refuses to run with checkpoints off (as wanted),
+// and plugin discovery advice.
+func harmlessMM2(line string) bool {
+	return strings.Contains(line, "MirrorCheckpointConnector") || strings.Contains(line, "plugin.discovery")
 }

@@ -117,6 +117,10 @@ func (i *Instance) Running() bool {
 	}
 }
 
+// LogFile is the log the process writes besides its output ("" when
+// none; MirrorMaker 2's).
+func (i *Instance) LogFile() string { return i.logFile }
+
 // Output returns everything the process wrote so far, followed by the
 // last 256 KiB of its log file when it has one.
 func (i *Instance) Output() string {

@@ -2,6 +2,7 @@ package systems
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/reo-kafka/reo/internal/localhost"
@@ -22,6 +23,18 @@ type ReoFlags struct {
 	SessionTimeout  time.Duration
 	// TopicRefresh is --topic-refresh-interval.
 	TopicRefresh time.Duration
+	// MaxInflightBytes is --max-inflight-bytes as reo reads it ("64MiB").
+	MaxInflightBytes string
+	// Shards is --shards (0: reo's automatic count).
+	Shards int
+	// SyncGroupOffsets is --sync-group-offsets when set; Groups is --groups
+	// (a regular expression) and SyncGroupOffsetsInterval
+	// --sync-group-offsets-interval.
+	SyncGroupOffsets         *bool
+	SyncGroupOffsetsInterval time.Duration
+	Groups                   string
+	// Pprof is --pprof: reo serves /debug/pprof on its metrics address.
+	Pprof bool
 	// Extra flags, appended as given.
 	Extra []string
 }
@@ -48,6 +61,18 @@ func (f ReoFlags) Args() []string {
 	dur("--commit-linger", f.CommitLinger)
 	dur("--session-timeout", f.SessionTimeout)
 	dur("--topic-refresh-interval", f.TopicRefresh)
+	str("--max-inflight-bytes", f.MaxInflightBytes)
+	if f.Shards > 0 {
+		args = append(args, "--shards", strconv.Itoa(f.Shards))
+	}
+	if f.SyncGroupOffsets != nil {
+		args = append(args, "--sync-group-offsets="+strconv.FormatBool(*f.SyncGroupOffsets))
+	}
+	dur("--sync-group-offsets-interval", f.SyncGroupOffsetsInterval)
+	str("--groups", f.Groups)
+	if f.Pprof {
+		args = append(args, "--pprof")
+	}
 	str("--metrics-addr", f.MetricsAddr)
 	return append(args, f.Extra...)
 }

@@ -172,3 +172,105 @@ func TestFleetRestartsWithSameCmd(t *testing.T) {
 		t.Errorf("calls=%d logs=%q", calls, logs)
 	}
 }
+
+// TestMM2GroupSync proves MirrorMaker 2 syncs a group's offsets as its
+// documentation sets it up, at the interval in whole seconds, with a
+// read_committed replication consumer, and that without GroupSync none
+// of it is on.
+func TestMM2GroupSync(t *testing.T) {
+	r := rep(t)
+	on := systems.MM2{GroupSync: &systems.MM2GroupSync{Groups: "^app$", Interval: 5 * time.Second}}.Properties(r, 0)
+	for k, want := range map[string]string{
+		"sync.group.offsets.enabled": "true", "emit.checkpoints.enabled": "true", "emit.offset-syncs.enabled": "true",
+		"refresh.groups.enabled": "true", "groups": `^app$`, "sync.group.offsets.interval.seconds": "5",
+		"emit.checkpoints.interval.seconds": "5", "refresh.groups.interval.seconds": "5",
+		"r1.consumer.isolation.level": "read_committed", "offset-syncs.topic.replication.factor": "1",
+	} {
+		if on[k] != want {
+			t.Errorf("with a group: %s = %q, want %q", k, on[k], want)
+		}
+	}
+	if _, ok := on["offset.lag.max"]; ok {
+		t.Error("offset.lag.max must stay at MM2's default")
+	}
+	if got := (systems.MM2{GroupSync: &systems.MM2GroupSync{Groups: "x", Interval: 1400 * time.Millisecond}}).Properties(r, 0)["sync.group.offsets.interval.seconds"]; got != "1" {
+		t.Errorf("1.4 s became %q seconds, want 1", got)
+	}
+	off := systems.MM2{}.Properties(r, 0)
+	for _, k := range []string{"sync.group.offsets.enabled", "emit.checkpoints.enabled", "emit.offset-syncs.enabled"} {
+		if off[k] != "false" {
+			t.Errorf("without a group: %s = %q, want false", k, off[k])
+		}
+	}
+	if _, ok := off["r1.consumer.isolation.level"]; ok {
+		t.Error("without a group or exactly-once, MM2's consumer keeps its default isolation")
+	}
+}
+
+// TestMM2Problems proves the MM2 log summary keeps warnings and errors
+// with the exception lines that follow, drops the ones MM2 always writes,
+// and ends with the log's last lines.
+func TestMM2Problems(t *testing.T) {
+	log := "[t] INFO starting (x)\n[t] ERROR task failed (y)\norg.apache.kafka.SomeException: boom\n\tat z\n" +
+		"[t] WARN MirrorCheckpointConnector disabled (c)\n[t] INFO last (x)\n"
+	got := systems.MM2Problems(log, 10)
+	for _, want := range []string{"ERROR task failed", "SomeException: boom", "--- last lines ---\n", "INFO last"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("summary lacks %q:\n%s", want, got)
+		}
+	}
+	if problems, _, _ := strings.Cut(got, "--- last lines ---"); strings.Contains(problems, "WARN MirrorCheckpointConnector") {
+		t.Errorf("summary keeps a warning MM2 always writes:\n%s", got)
+	}
+}
+
+// TestReoFlagsBench proves the flags reo-bench sets are spelled as reo
+// reads them, and left out when unset.
+func TestReoFlagsBench(t *testing.T) {
+	on := false
+	args := systems.ReoFlags{MaxInflightBytes: "64MiB", Shards: 16, SyncGroupOffsets: &on, Groups: "^g$",
+		SyncGroupOffsetsInterval: time.Second, Pprof: true}.Args()
+	for _, want := range [][]string{{"--max-inflight-bytes", "64MiB"}, {"--shards", "16"}, {"--groups", "^g$"}, {"--sync-group-offsets-interval", "1s"}} {
+		if got, _ := flagValue(args, want[0]); got != want[1] {
+			t.Errorf("%s = %q, want %q in %q", want[0], got, want[1], args)
+		}
+	}
+	for _, want := range []string{"--sync-group-offsets=false", "--pprof"} {
+		if !slices.Contains(args, want) {
+			t.Errorf("args lack %s: %q", want, args)
+		}
+	}
+	for _, absent := range []string{"--shards", "--sync-group-offsets", "--sync-group-offsets=true", "--pprof", "--max-inflight-bytes"} {
+		if slices.Contains(systems.ReoFlags{}.Args(), absent) {
+			t.Errorf("unset %s appears", absent)
+		}
+	}
+}
+
+// TestPipeTuning proves the pipe's tuning becomes its flags, and that the
+// zero tuning adds none (franz-go's defaults).
+func TestPipeTuning(t *testing.T) {
+	c, err := systems.Pipe{Bin: "/bin/pipe"}.Cmd(rep(t), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Args) != 8 {
+		t.Errorf("untuned pipe args %q, want only the four required flags", c.Args)
+	}
+	tu := systems.PipeTuning{Linger: 5 * time.Millisecond, BatchMaxBytes: 1 << 20, Compression: "none", MaxBufferedRecords: 100000,
+		MaxBufferedBytes: 64 << 20, FetchMaxBytes: 64 << 20, FetchMaxPartitionBytes: 8 << 20, FetchMaxWait: 200 * time.Millisecond}
+	c, _ = systems.Pipe{Bin: "/bin/pipe", Tuning: tu}.Cmd(rep(t), 0)
+	for flag, want := range map[string]string{"--linger": "5ms", "--batch-max-bytes": "1048576", "--compression": "none",
+		"--max-buffered-records": "100000", "--max-buffered-bytes": "67108864", "--fetch-max-bytes": "67108864",
+		"--fetch-max-partition-bytes": "8388608", "--fetch-max-wait": "200ms", "--group": "r1"} {
+		if got, _ := flagValue(c.Args, flag); got != want {
+			t.Errorf("%s = %q, want %q", flag, got, want)
+		}
+	}
+	if slices.Contains(c.Args, "--max-inflight") {
+		t.Error("--max-inflight set although the tuning leaves it")
+	}
+	if got, _ := flagValue(systems.PipeTuning{NoLinger: true}.Args(), "--linger"); got != "0s" {
+		t.Errorf("NoLinger gives --linger %q, want 0s", got)
+	}
+}

@@ -9,7 +9,13 @@
 // crash. A destination topic is created with its source's partition count
 // when missing, and grown when the source grew.
 //
-//	pipe --source-bootstrap H:P --dest-bootstrap H:P --topics REGEX --group G
+//	pipe --source-bootstrap H:P --dest-bootstrap H:P --topics REGEX --group G [tuning flags]
+//
+// The tuning flags (--linger, --batch-max-bytes, --compression,
+// --max-buffered-records, --max-buffered-bytes, --max-inflight,
+// --fetch-max-bytes, --fetch-max-partition-bytes, --fetch-max-wait) set
+// the franz-go client options of the same names; unset, franz-go's
+// defaults apply. --client-id names its clients (default reo-pipe).
 //
 // It runs until SIGTERM or SIGINT (then waits for the produces in flight,
 // commits and exits 0) and exits 1 on an error it cannot retry.
@@ -38,7 +44,27 @@ func main() {
 	dst := fs.String("dest-bootstrap", "", "destination bootstrap servers, comma-separated")
 	topics := fs.String("topics", "", "regular expression of the source topics to copy")
 	group := fs.String("group", "", "consumer group on the source cluster")
+	var t tuning
+	fs.StringVar(&t.clientID, "client-id", "reo-pipe", "client id of the pipe's clients")
+	fs.Func("linger", "producer linger (default: franz-go's)", func(v string) error {
+		d, err := time.ParseDuration(v)
+		t.linger = &d
+		return err
+	})
+	fs.IntVar(&t.batchMaxBytes, "batch-max-bytes", 0, "largest record batch the producer builds (0: franz-go's default)")
+	fs.StringVar(&t.compression, "compression", "", "produce codec: none, gzip, snappy, lz4, zstd (default: franz-go's)")
+	fs.IntVar(&t.maxBufferedRecords, "max-buffered-records", 0, "records the producer may buffer (0: franz-go's default)")
+	fs.IntVar(&t.maxBufferedBytes, "max-buffered-bytes", 0, "bytes the producer may buffer (0: unlimited)")
+	fs.IntVar(&t.maxInflight, "max-inflight", 0, "produce requests in flight per broker; above 1 turns idempotent writes off (0: franz-go's default, 5 with idempotence)")
+	fs.IntVar(&t.fetchMaxBytes, "fetch-max-bytes", 0, "bytes one fetch may bring (0: franz-go's default)")
+	fs.IntVar(&t.fetchMaxPartitionBytes, "fetch-max-partition-bytes", 0, "bytes one fetch may bring per partition (0: franz-go's default)")
+	fs.DurationVar(&t.fetchMaxWait, "fetch-max-wait", 0, "how long a broker may hold a fetch for data (0: franz-go's default)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
+		os.Exit(2)
+	}
+	prodOpts, consOpts, err := t.opts()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "pipe: %v\n", err)
 		os.Exit(2)
 	}
 	if *src == "" || *dst == "" || *topics == "" || *group == "" {
@@ -47,7 +73,7 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	if err := run(ctx, strings.Split(*src, ","), strings.Split(*dst, ","), *topics, *group); err != nil {
+	if err := run(ctx, strings.Split(*src, ","), strings.Split(*dst, ","), *topics, *group, prodOpts, consOpts); err != nil {
 		fmt.Fprintf(os.Stderr, "pipe: %v\n", err)
 		os.Exit(1)
 	}
@@ -97,12 +123,65 @@ func (d *destTopics) ensure(ctx context.Context, topic string, partition int32) 
 	return ctx.Err()
 }
 
-func run(ctx context.Context, src, dst []string, topics, group string) error {
-	prod, err := kgo.NewClient(
+// tuning is the client settings the flags give; nil or zero leaves
+// franz-go's defaults.
+type tuning struct {
+	clientID               string
+	linger                 *time.Duration
+	batchMaxBytes          int
+	compression            string
+	maxBufferedRecords     int
+	maxBufferedBytes       int
+	maxInflight            int
+	fetchMaxBytes          int
+	fetchMaxPartitionBytes int
+	fetchMaxWait           time.Duration
+}
+
+// opts returns the producer's and the consumer's options.
+func (t tuning) opts() (prod, cons []kgo.Opt, err error) {
+	prod = []kgo.Opt{kgo.ClientID(t.clientID)}
+	cons = []kgo.Opt{kgo.ClientID(t.clientID)}
+	if t.linger != nil {
+		prod = append(prod, kgo.ProducerLinger(*t.linger))
+	}
+	if t.batchMaxBytes > 0 {
+		prod = append(prod, kgo.ProducerBatchMaxBytes(int32(t.batchMaxBytes)))
+	}
+	if t.compression != "" {
+		codec, ok := map[string]kgo.CompressionCodec{"none": kgo.NoCompression(), "gzip": kgo.GzipCompression(),
+			"snappy": kgo.SnappyCompression(), "lz4": kgo.Lz4Compression(), "zstd": kgo.ZstdCompression()}[t.compression]
+		if !ok {
+			return nil, nil, fmt.Errorf("--compression %q: want none, gzip, snappy, lz4 or zstd", t.compression)
+		}
+		prod = append(prod, kgo.ProducerBatchCompression(codec))
+	}
+	if t.maxBufferedRecords > 0 {
+		prod = append(prod, kgo.MaxBufferedRecords(t.maxBufferedRecords))
+	}
+	if t.maxBufferedBytes > 0 {
+		prod = append(prod, kgo.MaxBufferedBytes(t.maxBufferedBytes))
+	}
+	if t.maxInflight > 1 {
+		prod = append(prod, kgo.DisableIdempotentWrite(), kgo.MaxProduceRequestsInflightPerBroker(t.maxInflight))
+	}
+	if t.fetchMaxBytes > 0 {
+		cons = append(cons, kgo.FetchMaxBytes(int32(t.fetchMaxBytes)))
+	}
+	if t.fetchMaxPartitionBytes > 0 {
+		cons = append(cons, kgo.FetchMaxPartitionBytes(int32(t.fetchMaxPartitionBytes)))
+	}
+	if t.fetchMaxWait > 0 {
+		cons = append(cons, kgo.FetchMaxWait(t.fetchMaxWait))
+	}
+	return prod, cons, nil
+}
+
+func run(ctx context.Context, src, dst []string, topics, group string, prodOpts, consOpts []kgo.Opt) error {
+	prod, err := kgo.NewClient(append([]kgo.Opt{
 		kgo.SeedBrokers(dst...),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
-		kgo.ClientID("reo-pipe"),
-	)
+	}, prodOpts...)...)
 	if err != nil {
 		return fmt.Errorf("producer: %w", err)
 	}
@@ -113,14 +192,13 @@ func run(ctx context.Context, src, dst []string, topics, group string) error {
 	}
 	defer admSrc.Close()
 	dests := &destTopics{src: kadm.NewClient(admSrc), dst: kadm.NewClient(prod), have: map[string]int{}}
-	cons, err := kgo.NewClient(
+	cons, err := kgo.NewClient(append([]kgo.Opt{
 		kgo.SeedBrokers(src...),
-		kgo.ClientID("reo-pipe"),
 		kgo.ConsumerGroup(group),
 		kgo.ConsumeRegex(),
 		kgo.ConsumeTopics(topics),
 		kgo.MetadataMinAge(time.Second),
-		kgo.MetadataMaxAge(2*time.Second),
+		kgo.MetadataMaxAge(2 * time.Second),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.AutoCommitMarks(),
@@ -133,7 +211,7 @@ func run(ctx context.Context, src, dst []string, topics, group string) error {
 				_ = cl.CommitMarkedOffsets(ctx)
 			}
 		}),
-	)
+	}, consOpts...)...)
 	if err != nil {
 		return fmt.Errorf("consumer: %w", err)
 	}

@@ -1,4 +1,4 @@
-package main
+package measure
 
 import (
 	"bytes"
@@ -62,10 +62,10 @@ type cpuSample struct {
 	cpu float64
 }
 
-// sampler polls the CPU time and peak RSS of a set of processes every
+// Sampler polls the CPU time and peak RSS of a set of processes every
 // interval until stopped. A process that has exited keeps its last values.
-// Its goroutine is owned by the sampler: Stop ends it.
-type sampler struct {
+// Its goroutine is owned by the Sampler: Stop ends it.
+type Sampler struct {
 	interval time.Duration
 	stop     chan struct{}
 	done     chan struct{}
@@ -78,13 +78,13 @@ type sampler struct {
 	samples []cpuSample
 }
 
-func newSampler(interval time.Duration) *sampler {
-	return &sampler{interval: interval, stop: make(chan struct{}), done: make(chan struct{}),
+func NewSampler(interval time.Duration) *Sampler {
+	return &Sampler{interval: interval, stop: make(chan struct{}), done: make(chan struct{}),
 		lastCPU: map[int]float64{}, hwm: map[int]float64{}}
 }
 
 // Add adds pids to the set, from now on.
-func (s *sampler) Add(pids ...int) {
+func (s *Sampler) Add(pids ...int) {
 	s.mu.Lock()
 	s.pids = append(s.pids, pids...)
 	s.mu.Unlock()
@@ -92,7 +92,7 @@ func (s *sampler) Add(pids ...int) {
 }
 
 // Start begins polling.
-func (s *sampler) Start() {
+func (s *Sampler) Start() {
 	go func() {
 		defer close(s.done)
 		t := time.NewTicker(s.interval)
@@ -109,7 +109,7 @@ func (s *sampler) Start() {
 }
 
 // Stop takes a last sample and ends polling.
-func (s *sampler) Stop() {
+func (s *Sampler) Stop() {
 	s.stopOnce.Do(func() {
 		close(s.stop)
 		<-s.done
@@ -117,7 +117,7 @@ func (s *sampler) Stop() {
 	})
 }
 
-func (s *sampler) sample() {
+func (s *Sampler) sample() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := time.Now()
@@ -135,7 +135,7 @@ func (s *sampler) sample() {
 }
 
 // CPUAt is the group's CPU seconds at t, interpolated between samples.
-func (s *sampler) CPUAt(t time.Time) float64 {
+func (s *Sampler) CPUAt(t time.Time) float64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return interpolate(s.samples, t)
@@ -162,7 +162,7 @@ func interpolate(ss []cpuSample, t time.Time) float64 {
 }
 
 // PeakRSS is the largest VmHWM of any one process, in MiB.
-func (s *sampler) PeakRSS() float64 {
+func (s *Sampler) PeakRSS() float64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m := 0.0

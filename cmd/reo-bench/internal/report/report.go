@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"encoding/json"
@@ -11,33 +11,35 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/reo-kafka/reo/internal/logtext"
 )
 
 // The systems under test, in the order runs and reports show them.
 const (
-	sysPipe   = "pipe"
-	sysReo    = "reo"
-	sysMM2    = "mm2"
-	sysMM2EOS = "mm2-eos"
+	SysPipe   = "pipe"
+	SysReo    = "reo"
+	SysMM2    = "mm2"
+	SysMM2EOS = "mm2-eos"
 )
 
-var allSystems = []string{sysPipe, sysReo, sysMM2, sysMM2EOS}
+var AllSystems = []string{SysPipe, SysReo, SysMM2, SysMM2EOS}
 
 // reo with an application's consumer group reading its source topic: its
 // offsets synced by reo every --group-sync-interval (reo-groupsync), or
 // the same group with reo's sync off (reo-groupsync-off), so that the two
 // differ in the sync alone. Run only when named in --systems.
 const (
-	sysReoGroupSyncOff = "reo-groupsync-off"
-	sysReoGroupSync    = "reo-groupsync"
+	SysReoGroupSyncOff = "reo-groupsync-off"
+	SysReoGroupSync    = "reo-groupsync"
 )
 
-// knownSystems are allSystems and those run only when named.
-var knownSystems = append(slices.Clone(allSystems), sysReoGroupSyncOff, sysReoGroupSync)
+// KnownSystems are AllSystems and those run only when named.
+var KnownSystems = append(slices.Clone(AllSystems), SysReoGroupSyncOff, SysReoGroupSync)
 
-// isReo reports whether sys runs cmd/reo.
-func isReo(sys string) bool {
-	return sys == sysReo || sys == sysReoGroupSync || sys == sysReoGroupSyncOff
+// IsReo reports whether sys runs cmd/reo.
+func IsReo(sys string) bool {
+	return sys == SysReo || sys == SysReoGroupSync || sys == SysReoGroupSyncOff
 }
 
 // Report is bench.json: where and how the run was made, and one Result per
@@ -98,19 +100,19 @@ type Workload struct {
 }
 
 // reoOnly reports whether w varies a reo setting, so only reo runs it.
-func (w Workload) reoOnly() bool {
+func (w Workload) ReoOnly() bool {
 	return w.ReoCommitInterval != "" || w.ReoCommitLinger != "" || w.ReoMaxInflight != "" || w.ReoShards != ""
 }
 
 // base is the workload w varies: the same records without reo settings.
-func (w Workload) base() Workload {
+func (w Workload) Base() Workload {
 	w.ReoCommitInterval, w.ReoCommitLinger, w.ReoMaxInflight, w.ReoShards = "", "", "", ""
-	w.Name = workloadName(w)
+	w.Name = WorkloadName(w)
 	return w
 }
 
-func workloadName(w Workload) string {
-	n := fmt.Sprintf("%s-p%d-i%d", sizeName(w.RecordBytes), w.Partitions, w.Instances)
+func WorkloadName(w Workload) string {
+	n := fmt.Sprintf("%s-p%d-i%d", SizeName(w.RecordBytes), w.Partitions, w.Instances)
 	if w.ReoCommitInterval != "" {
 		n += "-ci" + w.ReoCommitInterval
 	}
@@ -126,7 +128,7 @@ func workloadName(w Workload) string {
 	return n
 }
 
-func sizeName(b int) string {
+func SizeName(b int) string {
 	switch {
 	case b >= 1<<10 && b%(1<<10) == 0:
 		return fmt.Sprintf("%dKiB", b>>10)
@@ -230,7 +232,7 @@ func ReadReport(path string) (*Report, error) {
 // find returns the result of system on the workload that w's records are
 // compared against (w's base for reo-only workloads).
 func (r *Report) find(system string, w Workload) (Result, bool) {
-	want := w.base().Name
+	want := w.Base().Name
 	for _, x := range r.Results {
 		if x.System == system && x.Workload.Name == want {
 			return x, true
@@ -266,7 +268,7 @@ func (r *Report) Targets(workload string) []Target {
 	var reo Result
 	found := false
 	for _, x := range r.Results {
-		if x.System == sysReo && x.Workload.Name == workload {
+		if x.System == SysReo && x.Workload.Name == workload {
 			reo, found = x, true
 		}
 	}
@@ -291,8 +293,8 @@ func (r *Report) Targets(workload string) []Target {
 		}
 		out = append(out, t)
 	}
-	ratioTarget(sysPipe, 0.9)
-	ratioTarget(sysMM2EOS, 2)
+	ratioTarget(SysPipe, 0.9)
+	ratioTarget(SysMM2EOS, 2)
 	lat := Target{Name: "p99 latency at the fixed rate", Want: "≤ 250 ms"}
 	if reo.LatencySamples > 0 {
 		lat.Got = fmt.Sprintf("%.1f ms", reo.P99Ms)
@@ -362,10 +364,10 @@ func (r *Report) Markdown(w io.Writer, charts []string) error {
 
 	for _, wl := range r.workloads() {
 		fmt.Fprintf(&b, "## %s\n\n", wl.Name)
-		fmt.Fprintf(&b, "%d records of %s over %d partitions, %d replicator instance(s)", wl.Records, sizeName(wl.RecordBytes), wl.Partitions, wl.Instances)
-		if wl.reoOnly() {
+		fmt.Fprintf(&b, "%d records of %s over %d partitions, %d replicator instance(s)", wl.Records, SizeName(wl.RecordBytes), wl.Partitions, wl.Instances)
+		if wl.ReoOnly() {
 			fmt.Fprintf(&b, "; reo only, with --commit-interval %s --commit-linger %s --max-inflight-bytes %s --shards %s (ratios against %s)",
-				orDefault(wl.ReoCommitInterval), orDefault(wl.ReoCommitLinger), orDefault(wl.ReoMaxInflight), orDefault(wl.ReoShards), wl.base().Name)
+				orDefault(wl.ReoCommitInterval), orDefault(wl.ReoCommitLinger), orDefault(wl.ReoMaxInflight), orDefault(wl.ReoShards), wl.Base().Name)
 		}
 		b.WriteString(".\n\n")
 		b.WriteString("| system | records/s | MB/s | × pipe | × mm2-eos | startup s | offered rec/s | p50 ms | p99 ms | p99.9 ms | CPU s/GB | broker CPU s/GB | peak RSS MiB | verified |\n")
@@ -374,8 +376,8 @@ func (r *Report) Markdown(w io.Writer, charts []string) error {
 			if x.Workload.Name != wl.Name {
 				continue
 			}
-			rp, okp := r.Ratio(x, sysPipe)
-			re, oke := r.Ratio(x, sysMM2EOS)
+			rp, okp := r.Ratio(x, SysPipe)
+			re, oke := r.Ratio(x, SysMM2EOS)
 			verified := "✅"
 			if !x.Verified {
 				verified = "❌ " + violationSummary(x)
@@ -386,7 +388,7 @@ func (r *Report) Markdown(w io.Writer, charts []string) error {
 				fmtNum(x.CPUSecondsPerGB), fmtNum(x.BrokerCPUSecondsPerGB), fmtNum(x.PeakRSSMB), verified)
 		}
 		b.WriteString("\n")
-		if ts := r.Targets(wl.Name); len(ts) > 0 && !wl.reoOnly() {
+		if ts := r.Targets(wl.Name); len(ts) > 0 && !wl.ReoOnly() {
 			b.WriteString("Goals for reo on this workload:\n\n| goal | want | got | met | margin |\n|---|---|---|:---:|---|\n")
 			for _, t := range ts {
 				met := "✅"
@@ -406,7 +408,7 @@ func (r *Report) Markdown(w io.Writer, charts []string) error {
 				st   *ReoStats
 			}{{"saturation", x.ReoSaturation}, {"latency", x.ReoLatency}} {
 				if ph.st != nil {
-					steps := ph.st.steps()
+					steps := ph.st.Steps()
 					if steps != "" {
 						steps = " (" + steps + ")"
 					}
@@ -415,7 +417,7 @@ func (r *Report) Markdown(w io.Writer, charts []string) error {
 				}
 			}
 			if x.Error != "" {
-				fmt.Fprintf(&b, "- %s: %s\n", x.System, strings.ReplaceAll(firstLines(x.Error, 6), "\n", " "))
+				fmt.Fprintf(&b, "- %s: %s\n", x.System, strings.ReplaceAll(logtext.Head(x.Error, 6), "\n", " "))
 			}
 		}
 		b.WriteString("\n")
@@ -430,7 +432,7 @@ func (r *Report) Markdown(w io.Writer, charts []string) error {
 		r.Failover.markdown(&b)
 	}
 	if len(r.Results) > 0 {
-		b.WriteString(groupSyncText(r))
+		b.WriteString(GroupSyncText(r))
 		b.WriteString(methodText)
 	}
 	b.WriteString(r.setupText())
@@ -464,37 +466,6 @@ func violationSummary(x Result) string {
 	return strings.Join(parts, ", ")
 }
 
-// percentiles returns the distribution points the report keeps of sorted
-// latency samples (ms).
-func percentiles(sorted []float64) []Percentile {
-	if len(sorted) == 0 {
-		return nil
-	}
-	var out []Percentile
-	for _, p := range []float64{0, 10, 25, 50, 75, 90, 95, 99, 99.5, 99.9, 99.99, 100} {
-		out = append(out, Percentile{P: p, Ms: quantile(sorted, p)})
-	}
-	return out
-}
-
-// quantile is the nearest-rank percentile p (0..100) of sorted samples.
-func quantile(sorted []float64, p float64) float64 {
-	if len(sorted) == 0 {
-		return 0
-	}
-	i := int(math.Ceil(p/100*float64(len(sorted))-1e-9)) - 1 // 1e-9: 99.9% of 1000 is 999, not 999.0000001
-	i = max(0, min(i, len(sorted)-1))
-	return sorted[i]
-}
-
-// systemOrder sorts results by workload order of appearance, then system.
-func systemIndex(s string) int {
-	if i := slices.Index(knownSystems, s); i >= 0 {
-		return i
-	}
-	return len(knownSystems)
-}
-
 const methodText = `## How it was measured
 
 - **Same run, same clusters.** Every system replicates on the same two
@@ -522,8 +493,9 @@ const methodText = `## How it was measured
 - **CPU and memory.** utime+stime of the replicator processes from
   /proc/<pid>/stat over the saturation window (first to last record
   visible), per GB of record values; peak RSS is the largest VmHWM of one
-  replicator process over both phases. The pipe runs as a child process
-  (` + "`reo-bench pipe`" + `), so all four are measured the same way.
+  replicator process over both phases. Every system runs as a process of its own
+  (the pipe is systems/internal/pipe, built by reo-bench), so all are
+  measured the same way.
   Broker CPU is both brokers' JVMs over the same window.
 - **Correctness.** After each phase the system is stopped and the streaming
   oracle reads the source and destination topics side by side (read_committed):

@@ -1,4 +1,4 @@
-package main
+package measure
 
 import (
 	"context"
@@ -15,15 +15,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// recordGen makes the bench's records: key "k<i>", a value of size bytes
+// RecordGen makes the bench's records: key "k<i>", a value of size bytes
 // cut from a random pool at a position that moves with i (incompressible,
 // different per record, cheap), and the oracle's id header.
-type recordGen struct {
+type RecordGen struct {
 	size, partitions int
 	pool             []byte
 }
 
-func newRecordGen(size, partitions int, seed uint64) *recordGen {
+func NewRecordGen(size, partitions int, seed uint64) *RecordGen {
 	rng := rand.New(rand.NewPCG(seed, seed^0x5bd1e995))
 	pool := make([]byte, size+1<<20)
 	for i := 0; i+8 <= len(pool); i += 8 {
@@ -32,12 +32,12 @@ func newRecordGen(size, partitions int, seed uint64) *recordGen {
 			pool[i+j] = byte(v >> (8 * j))
 		}
 	}
-	return &recordGen{size: size, partitions: partitions, pool: pool}
+	return &RecordGen{size: size, partitions: partitions, pool: pool}
 }
 
-// record returns record i (of the stream named prefix), partitioned round
+// Record returns record i (of the stream named prefix), partitioned round
 // robin.
-func (g *recordGen) record(prefix string, i int) *kgo.Record {
+func (g *RecordGen) Record(prefix string, i int) *kgo.Record {
 	off := (i * 7919) % (len(g.pool) - g.size)
 	id := prefix + strconv.Itoa(i)
 	return &kgo.Record{
@@ -48,9 +48,9 @@ func (g *recordGen) record(prefix string, i int) *kgo.Record {
 	}
 }
 
-// preload writes n records to topic with a plain producer (no compression),
+// Preload writes n records to topic with a plain producer (no compression),
 // calling progress with the count acknowledged so far.
-func preload(ctx context.Context, opts []kgo.Opt, topic string, g *recordGen, n int, progress func(int)) error {
+func Preload(ctx context.Context, opts []kgo.Opt, topic string, g *RecordGen, n int, progress func(int)) error {
 	cl, err := kgo.NewClient(append(append([]kgo.Opt(nil), opts...),
 		kgo.DefaultProduceTopic(topic),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
@@ -69,7 +69,7 @@ func preload(ctx context.Context, opts []kgo.Opt, topic string, g *recordGen, n 
 		if ctx.Err() != nil {
 			break
 		}
-		cl.Produce(ctx, g.record("s", i), func(_ *kgo.Record, err error) {
+		cl.Produce(ctx, g.Record("s", i), func(_ *kgo.Record, err error) {
 			if err != nil {
 				errOnce.Do(func() { firstErr = err })
 				return
@@ -91,12 +91,12 @@ func preload(ctx context.Context, opts []kgo.Opt, topic string, g *recordGen, n 
 	return nil
 }
 
-// watcher is the harness consumer on a destination topic (read_committed,
+// Watcher is the harness consumer on a destination topic (read_committed,
 // from the start): it counts visible records, notes when it first and
 // last saw some, and optionally hands every record to onRecord with the
-// time its poll returned. Its goroutine is owned by the watcher: Stop ends
+// time its poll returned. Its goroutine is owned by the Watcher: Stop ends
 // it.
-type watcher struct {
+type Watcher struct {
 	cl     *kgo.Client
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -111,9 +111,9 @@ type watcher struct {
 	fetchErr error
 }
 
-// watch starts a watcher on topic; reached is closed once target records
+// Watch starts a Watcher on topic; reached is closed once target records
 // (if target > 0) have been seen.
-func watch(ctx context.Context, opts []kgo.Opt, topic string, target int64, onRecord func(r *kgo.Record, at time.Time)) (*watcher, error) {
+func Watch(ctx context.Context, opts []kgo.Opt, topic string, target int64, onRecord func(r *kgo.Record, at time.Time)) (*Watcher, error) {
 	cl, err := kgo.NewClient(append(append([]kgo.Opt(nil), opts...),
 		kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
@@ -121,10 +121,10 @@ func watch(ctx context.Context, opts []kgo.Opt, topic string, target int64, onRe
 		kgo.FetchMaxWait(100*time.Millisecond),
 	)...)
 	if err != nil {
-		return nil, fmt.Errorf("watcher on %s: %w", topic, err)
+		return nil, fmt.Errorf("Watcher on %s: %w", topic, err)
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	w := &watcher{cl: cl, cancel: cancel, done: make(chan struct{}), reached: make(chan struct{}), target: target}
+	w := &Watcher{cl: cl, cancel: cancel, done: make(chan struct{}), reached: make(chan struct{}), target: target}
 	go func() {
 		defer close(w.done)
 		defer cl.Close()
@@ -165,38 +165,41 @@ func watch(ctx context.Context, opts []kgo.Opt, topic string, target int64, onRe
 	return w, nil
 }
 
+// Reached is closed once the watcher has seen its target.
+func (w *Watcher) Reached() <-chan struct{} { return w.reached }
+
 // Stop ends the watcher and waits for its goroutine.
-func (w *watcher) Stop() {
+func (w *Watcher) Stop() {
 	w.cancel()
 	<-w.done
 }
 
 // Seen returns the count and the first and last sightings.
-func (w *watcher) Seen() (n int64, first time.Time, firstN int64, last time.Time) {
+func (w *Watcher) Seen() (n int64, first time.Time, firstN int64, last time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.count.Load(), w.first, w.firstN, w.last
 }
 
 // Err is the first non-retriable fetch error.
-func (w *watcher) Err() error {
+func (w *Watcher) Err() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.fetchErr
 }
 
-// pacer produces records at a fixed rate in 5 ms steps, stamping each with
+// Pacer produces records at a fixed rate in 5 ms steps, stamping each with
 // the time it is handed to the client.
-type pacer struct {
+type Pacer struct {
 	cl       *kgo.Client
-	g        *recordGen
+	g        *RecordGen
 	prefix   string
 	sent     int
 	acked    atomic.Int64
 	errCount atomic.Int64
 }
 
-func newPacer(opts []kgo.Opt, topic string, g *recordGen, prefix string) (*pacer, error) {
+func NewPacer(opts []kgo.Opt, topic string, g *RecordGen, prefix string) (*Pacer, error) {
 	cl, err := kgo.NewClient(append(append([]kgo.Opt(nil), opts...),
 		kgo.DefaultProduceTopic(topic),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
@@ -206,11 +209,11 @@ func newPacer(opts []kgo.Opt, topic string, g *recordGen, prefix string) (*pacer
 	if err != nil {
 		return nil, fmt.Errorf("latency producer: %w", err)
 	}
-	return &pacer{cl: cl, g: g, prefix: prefix}, nil
+	return &Pacer{cl: cl, g: g, prefix: prefix}, nil
 }
 
-func (p *pacer) one(ctx context.Context) {
-	r := p.g.record(p.prefix, p.sent)
+func (p *Pacer) One(ctx context.Context) {
+	r := p.g.Record(p.prefix, p.sent)
 	p.sent++
 	r.Timestamp = time.Now()
 	p.cl.Produce(ctx, r, func(_ *kgo.Record, err error) {
@@ -222,9 +225,9 @@ func (p *pacer) one(ctx context.Context) {
 	})
 }
 
-// run offers rate records/s for d, or until ctx ends; it returns the rate
+// Run offers rate records/s for d, or until ctx ends; it returns the rate
 // it reached.
-func (p *pacer) run(ctx context.Context, rate float64, d time.Duration) float64 {
+func (p *Pacer) Run(ctx context.Context, rate float64, d time.Duration) float64 {
 	start := time.Now()
 	startSent := p.sent
 	t := time.NewTicker(5 * time.Millisecond)
@@ -236,7 +239,7 @@ func (p *pacer) run(ctx context.Context, rate float64, d time.Duration) float64 
 		}
 		want := startSent + int(rate*el.Seconds())
 		for p.sent < want && ctx.Err() == nil {
-			p.one(ctx)
+			p.One(ctx)
 		}
 		select {
 		case <-ctx.Done():
@@ -246,7 +249,16 @@ func (p *pacer) run(ctx context.Context, rate float64, d time.Duration) float64 
 	return float64(p.sent-startSent) / time.Since(start).Seconds()
 }
 
-func (p *pacer) close(ctx context.Context) error {
+// Discard closes the client without waiting for what is buffered (after
+// Close, it does nothing more).
+func (p *Pacer) Discard() { p.cl.Close() }
+
+// Sent is how many records the pacer has offered.
+func (p *Pacer) Sent() int { return p.sent }
+
+// Close flushes what was offered and closes the client; it fails when the
+// flush or any record failed.
+func (p *Pacer) Close(ctx context.Context) error {
 	defer p.cl.Close()
 	if err := p.cl.Flush(ctx); err != nil {
 		return fmt.Errorf("latency producer flush: %w", err)

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -13,6 +13,10 @@ import (
 
 	"github.com/reo-kafka/reo/cluster"
 	"github.com/reo-kafka/reo/cluster/kafkatest"
+	"github.com/reo-kafka/reo/cmd/reo-bench/internal/measure"
+	"github.com/reo-kafka/reo/cmd/reo-bench/internal/report"
+	"github.com/reo-kafka/reo/internal/logtext"
+	"github.com/reo-kafka/reo/systems"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -21,11 +25,11 @@ import (
 // nothing else of the bench runs while one is measured except the harness
 // consumer that watches the destination.
 type bench struct {
-	cfg              config
+	cfg              Config
 	src, dst         cluster.Cluster
 	srcOpts, dstOpts []kgo.Opt // the harness's own clients bypass the proxies
-	reoBin, selfBin  string
-	mm2              *mm2Env
+	reoBin, pipeBin  string
+	mm2              *systems.MM2Install
 	prog             *progress
 	brokerPids       []int
 	seq              int
@@ -38,16 +42,16 @@ func (b *bench) runName(sys, phase string) string {
 	return fmt.Sprintf("b%d-%s-%s", b.seq, sys, phase)
 }
 
-func topicName(sys string, wl Workload, phase string) string {
+func topicName(sys string, wl report.Workload, phase string) string {
 	return fmt.Sprintf("bench-%s-%s-%s", wl.Name, sys, phase)
 }
 
 // systemsFor lists the systems that run wl: reo alone for workloads that
 // vary a reo setting.
-func (b *bench) systemsFor(wl Workload) []string {
-	if wl.reoOnly() {
-		if slices.Contains(b.cfg.systems, sysReo) {
-			return []string{sysReo}
+func (b *bench) systemsFor(wl report.Workload) []string {
+	if wl.ReoOnly() {
+		if slices.Contains(b.cfg.systems, report.SysReo) {
+			return []string{report.SysReo}
 		}
 		return nil
 	}
@@ -66,16 +70,16 @@ func (b *bench) units() int {
 }
 
 // runAll runs every workload and returns the results in plan order.
-func (b *bench) runAll(ctx context.Context) []Result {
-	var out []Result
+func (b *bench) runAll(ctx context.Context) []report.Result {
+	var out []report.Result
 	baseRate := map[string]float64{}
 	for _, wl := range b.cfg.workloads {
 		systems := b.systemsFor(wl)
 		if len(systems) == 0 {
 			continue
 		}
-		res := b.runWorkload(ctx, wl, systems, baseRate[wl.base().Name])
-		if !wl.reoOnly() {
+		res := b.runWorkload(ctx, wl, systems, baseRate[wl.Base().Name])
+		if !wl.ReoOnly() {
 			baseRate[wl.Name] = offeredRate(res)
 		}
 		out = append(out, res...)
@@ -87,7 +91,7 @@ func (b *bench) runAll(ctx context.Context) []Result {
 }
 
 // offeredRate is half the slowest system's saturation throughput.
-func offeredRate(rs []Result) float64 {
+func offeredRate(rs []report.Result) float64 {
 	slowest := 0.0
 	for _, r := range rs {
 		if r.RecordsPerSec > 0 && (slowest == 0 || r.RecordsPerSec < slowest) {
@@ -97,18 +101,18 @@ func offeredRate(rs []Result) float64 {
 	return slowest / 2
 }
 
-func (b *bench) runWorkload(ctx context.Context, wl Workload, systems []string, rate float64) []Result {
-	gen := newRecordGen(wl.RecordBytes, wl.Partitions, b.cfg.seed)
-	res := make([]Result, len(systems))
+func (b *bench) runWorkload(ctx context.Context, wl report.Workload, systems []string, rate float64) []report.Result {
+	gen := measure.NewRecordGen(wl.RecordBytes, wl.Partitions, b.cfg.seed)
+	res := make([]report.Result, len(systems))
 	for i, sys := range systems {
-		res[i] = Result{System: sys, Workload: wl}
+		res[i] = report.Result{System: sys, Workload: wl}
 	}
 	b.prog.Step(fmt.Sprintf("%s: preload %d records into %d topics", wl.Name, wl.Records, len(systems)))
 	for i, sys := range systems {
 		topic := topicName(sys, wl, "sat")
 		err := kafkatest.CreateTopic(ctx, b.srcOpts, topic, int32(wl.Partitions), -1, nil)
 		if err == nil {
-			err = preload(ctx, b.srcOpts, topic, gen, wl.Records, func(n int) {
+			err = measure.Preload(ctx, b.srcOpts, topic, gen, wl.Records, func(n int) {
 				b.prog.Count(int64(i*wl.Records+n), int64(len(systems)*wl.Records))
 			})
 		}
@@ -169,19 +173,19 @@ func joinErr(a, b string) string {
 type launched struct {
 	b       *bench
 	r       *running
-	s       *sampler
+	s       *measure.Sampler
 	run     string
 	stopped bool
 }
 
 // launch starts sys on topic for phase ("sat", "lat") and samples it.
-func (b *bench) launch(sys string, wl Workload, topic, phase string) (*launched, error) {
+func (b *bench) launch(sys string, wl report.Workload, topic, phase string) (*launched, error) {
 	run := b.runName(sys, phase)
 	r, err := b.start(sys, wl, topic, run)
 	if err != nil {
 		return nil, err
 	}
-	s := newSampler(100 * time.Millisecond)
+	s := measure.NewSampler(100 * time.Millisecond)
 	s.Add(r.pids()...)
 	s.Start()
 	return &launched{b: b, r: r, s: s, run: run}, nil
@@ -204,18 +208,18 @@ func (l *launched) release() {
 }
 
 // saturate measures sys replicating the preloaded topic, then verifies it.
-func (b *bench) saturate(ctx context.Context, sys string, wl Workload, res *Result) error {
+func (b *bench) saturate(ctx context.Context, sys string, wl report.Workload, res *report.Result) error {
 	topic := topicName(sys, wl, "sat")
 	if err := kafkatest.CreateTopic(ctx, b.dstOpts, topic, int32(wl.Partitions), -1, nil); err != nil {
 		return err
 	}
 	n := int64(wl.Records)
-	w, err := watch(ctx, b.dstOpts, topic, n, nil)
+	w, err := measure.Watch(ctx, b.dstOpts, topic, n, nil)
 	if err != nil {
 		return err
 	}
 	defer w.Stop()
-	harness, brokers := newSampler(100*time.Millisecond), newSampler(100*time.Millisecond)
+	harness, brokers := measure.NewSampler(100*time.Millisecond), measure.NewSampler(100*time.Millisecond)
 	harness.Add(os.Getpid())
 	brokers.Add(b.brokerPids...)
 	harness.Start()
@@ -239,7 +243,7 @@ func (b *bench) saturate(ctx context.Context, sys string, wl Workload, res *Resu
 wait:
 	for {
 		select {
-		case <-w.reached:
+		case <-w.Reached():
 			break wait
 		case <-pctx.Done():
 			got, _, _, _ := w.Seen()
@@ -261,8 +265,8 @@ wait:
 	s.Stop()
 	harness.Stop()
 	brokers.Stop()
-	if len(r.reoMetrics) > 0 {
-		res.ReoSaturation, _ = scrapeReo(ctx, r.reoMetrics)
+	if len(r.metrics()) > 0 {
+		res.ReoSaturation, _ = measure.ScrapeReo(ctx, r.metrics())
 	}
 	b.noteGroupSync(ctx, r, topic, "sat", res)
 	got, first, firstN, last := w.Seen()
@@ -296,25 +300,25 @@ wait:
 
 // check runs the oracle over topic and folds its verdict into res;
 // first says whether this is the first verdict of res.
-func (b *bench) check(ctx context.Context, topic string, res *Result, first bool) error {
+func (b *bench) check(ctx context.Context, topic string, res *report.Result, first bool) error {
 	b.prog.Step(fmt.Sprintf("%s: %s oracle over %s", res.Workload.Name, res.System, topic))
 	vctx, cancel := context.WithTimeout(ctx, b.cfg.phaseTimeout)
 	defer cancel()
-	v, checked, err := verify(vctx, b.srcOpts, b.dstOpts, topic)
+	v, checked, err := measure.Verify(vctx, b.srcOpts, b.dstOpts, topic)
 	if err != nil {
 		res.Verified = false
 		return fmt.Errorf("oracle: %w", err)
 	}
 	res.Checked += checked
 	res.Verified = v.OK() && (first || res.Verified)
-	for k, c := range violationCounts(v) {
+	for k, c := range measure.ViolationCounts(v) {
 		if res.Violations == nil {
 			res.Violations = map[string]int{}
 		}
 		res.Violations[k] += c
 	}
 	if !v.OK() {
-		b.prog.Logf("%s %s: the destination does not match the source:\n%s", res.Workload.Name, res.System, firstLines(v.String(), 15))
+		b.prog.Logf("%s %s: the destination does not match the source:\n%s", res.Workload.Name, res.System, logtext.Head(v.String(), 15))
 	}
 	if !b.cfg.keepTopics {
 		b.deleteTopic(ctx, topic)
@@ -345,20 +349,9 @@ func (b *bench) saveLogs(r *running, run string) {
 	b.prog.Logf("logs of the failed run %s are in %s", run, dir)
 }
 
-func firstLines(s string, n int) string {
-	var out []byte
-	for i, line := 0, 0; i < len(s) && line < n; i++ {
-		out = append(out, s[i])
-		if s[i] == '\n' {
-			line++
-		}
-	}
-	return string(out)
-}
-
 // latency offers rate records/s to sys on a fresh topic pair and records
 // how long each takes to become visible in the destination.
-func (b *bench) latency(ctx context.Context, sys string, wl Workload, gen *recordGen, rate float64, res *Result) error {
+func (b *bench) latency(ctx context.Context, sys string, wl report.Workload, gen *measure.RecordGen, rate float64, res *report.Result) error {
 	topic := topicName(sys, wl, "lat")
 	for _, opts := range [][]kgo.Opt{b.srcOpts, b.dstOpts} {
 		if err := kafkatest.CreateTopic(ctx, opts, topic, int32(wl.Partitions), -1, nil); err != nil {
@@ -366,19 +359,19 @@ func (b *bench) latency(ctx context.Context, sys string, wl Workload, gen *recor
 		}
 	}
 	type sample struct{ ts, at time.Time }
-	var samples []sample // appended by the watcher's goroutine only; read after Stop
-	w, err := watch(ctx, b.dstOpts, topic, 0, func(r *kgo.Record, at time.Time) {
+	var samples []sample // appended by the measure.Watcher's goroutine only; read after Stop
+	w, err := measure.Watch(ctx, b.dstOpts, topic, 0, func(r *kgo.Record, at time.Time) {
 		samples = append(samples, sample{r.Timestamp, at})
 	})
 	if err != nil {
 		return err
 	}
 	defer w.Stop()
-	p, err := newPacer(b.srcOpts, topic, gen, "l")
+	p, err := measure.NewPacer(b.srcOpts, topic, gen, "l")
 	if err != nil {
 		return err
 	}
-	defer p.cl.Close()
+	defer p.Discard()
 
 	l, err := b.launch(sys, wl, topic, "lat")
 	if err != nil {
@@ -399,7 +392,7 @@ func (b *bench) latency(ctx context.Context, sys string, wl Workload, gen *recor
 		if err := r.exited(); err != nil {
 			return err
 		}
-		p.one(readyCtx)
+		p.One(readyCtx)
 		select {
 		case <-readyCtx.Done():
 			return fmt.Errorf("no record visible in the destination within %s; its log:\n%s", b.cfg.phaseTimeout, r.logTail(40))
@@ -407,36 +400,36 @@ func (b *bench) latency(ctx context.Context, sys string, wl Workload, gen *recor
 		}
 	}
 	b.prog.Step(fmt.Sprintf("%s: %s latency at %.0f records/s", wl.Name, sys, rate))
-	p.run(ctx, rate, b.cfg.warmup)
+	p.Run(ctx, rate, b.cfg.warmup)
 	mStart := time.Now()
 	res.OfferedRate = rate
 	prof := b.profile(ctx, r, wl)
-	res.AchievedRate = p.run(ctx, rate, b.cfg.latency)
+	res.AchievedRate = p.Run(ctx, rate, b.cfg.latency)
 	mEnd := time.Now()
 	<-prof
-	if err := p.close(ctx); err != nil {
+	if err := p.Close(ctx); err != nil {
 		return err
 	}
 	// Let the system deliver everything that was offered.
 	drain := time.Now().Add(b.cfg.phaseTimeout)
 	for {
 		n, _, _, _ := w.Seen()
-		b.prog.Count(n, int64(p.sent))
-		if n >= int64(p.sent) {
+		b.prog.Count(n, int64(p.Sent()))
+		if n >= int64(p.Sent()) {
 			break
 		}
 		if err := r.exited(); err != nil {
 			return err
 		}
 		if time.Now().After(drain) {
-			return fmt.Errorf("only %d of %d offered records visible %s after the offer ended", n, p.sent, b.cfg.phaseTimeout)
+			return fmt.Errorf("only %d of %d offered records visible %s after the offer ended", n, p.Sent(), b.cfg.phaseTimeout)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	s.Stop()
 	w.Stop()
-	if len(r.reoMetrics) > 0 {
-		res.ReoLatency, _ = scrapeReo(ctx, r.reoMetrics)
+	if len(r.metrics()) > 0 {
+		res.ReoLatency, _ = measure.ScrapeReo(ctx, r.metrics())
 	}
 	b.noteGroupSync(ctx, r, topic, "lat", res)
 	l.stop()
@@ -455,8 +448,8 @@ func (b *bench) latency(ctx context.Context, sys string, wl Workload, gen *recor
 	}
 	slices.Sort(lat)
 	res.LatencySamples = len(lat)
-	res.P50Ms, res.P99Ms, res.P999Ms = quantile(lat, 50), quantile(lat, 99), quantile(lat, 99.9)
-	res.Latency = percentiles(lat)
+	res.P50Ms, res.P99Ms, res.P999Ms = measure.Quantile(lat, 50), measure.Quantile(lat, 99), measure.Quantile(lat, 99.9)
+	res.Latency = measure.Percentiles(lat)
 	return b.check(ctx, topic, res, false)
 }
 
@@ -464,15 +457,15 @@ func (b *bench) latency(ctx context.Context, sys string, wl Workload, gen *recor
 // over the measured latency window, and its goroutines at the end of it,
 // into DIR/profiles/<workload>-reo-{cpu,goroutine}.pprof. The returned
 // channel is closed when it is done (at once without --reo-pprof).
-func (b *bench) profile(ctx context.Context, r *running, wl Workload) <-chan struct{} {
+func (b *bench) profile(ctx context.Context, r *running, wl report.Workload) <-chan struct{} {
 	done := make(chan struct{})
-	if !b.cfg.reoPprof || len(r.reoMetrics) == 0 {
+	if !b.cfg.reoPprof || len(r.metrics()) == 0 {
 		close(done)
 		return done
 	}
 	dir := filepath.Join(b.cfg.out, "profiles")
 	secs := max(1, int(b.cfg.latency.Seconds()))
-	base := "http://" + r.reoMetrics[0] + "/debug/pprof/"
+	base := "http://" + r.metrics()[0] + "/debug/pprof/"
 	go func() {
 		defer close(done)
 		for _, f := range []struct{ name, url string }{

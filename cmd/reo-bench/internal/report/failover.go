@@ -1,13 +1,23 @@
-package main
+package report
 
 import (
 	"fmt"
 	"slices"
 	"strings"
 
-	"github.com/reo-kafka/reo/oracle"
-	"github.com/reo-kafka/reo/scenarios"
+	"github.com/reo-kafka/reo/internal/logtext"
 )
+
+// The failover's workloads: transactions (committed and aborted) and
+// plain batches, or plain batches only.
+const (
+	FailoverMixed = "mixed"
+	FailoverPlain = "plain"
+)
+
+// FailoverMaxPoll is how many records a member of the failover's group
+// processes per poll, then commits.
+const FailoverMaxPoll = 20
 
 // FailoverReport is the failover comparison of bench.json: how it ran and
 // every run of every system.
@@ -79,42 +89,9 @@ type FailoverRun struct {
 	Error          string         `json:"error,omitempty"`
 }
 
-// fromView fills the figures from the consumer view, and Uncommitted
-// from what the group processed and committed on the source.
-func (r *FailoverRun) fromView(v oracle.FailoverVerdict, before []oracle.Consumed, commits []scenarios.Commit) {
-	t := v.Total
-	r.Records, r.Before, r.After = t.Records, t.Before, t.After
-	r.ReRead, r.Bound, r.Skipped = t.SeenTwice, t.Bound, t.Skipped
-	r.BeyondBound = v.Counts[oracle.KindRereadBeyondBound]
-	r.Violations = violationCounts(v.Verdict)
-	r.Uncommitted = uncommitted(before, commits)
-}
-
-// uncommitted counts the distinct records processed at or above the
-// highest offset committed on their partition.
-func uncommitted(before []oracle.Consumed, commits []scenarios.Commit) int {
-	top := map[oracle.TopicPartition]int64{}
-	for _, c := range commits {
-		tp := oracle.TopicPartition{Topic: c.Topic, Partition: c.Partition}
-		top[tp] = max(top[tp], c.Offset)
-	}
-	seen := map[string]bool{}
-	n := 0
-	for _, c := range before {
-		if seen[c.ID] {
-			continue
-		}
-		seen[c.ID] = true
-		if c.Offset >= top[oracle.TopicPartition{Topic: c.Topic, Partition: c.Partition}] {
-			n++
-		}
-	}
-	return n
-}
-
-// ok reports whether the run is a result and the system kept its promise
+// OK reports whether the run is a result and the system kept its promise
 // of never skipping a committed record.
-func (r FailoverRun) ok() bool { return r.Error == "" && r.Skipped == 0 }
+func (r FailoverRun) OK() bool { return r.Error == "" && r.Skipped == 0 }
 
 // Spread is the median and range of one figure over the repetitions.
 type Spread struct {
@@ -122,7 +99,7 @@ type Spread struct {
 	N                int
 }
 
-func spreadOf(xs []float64) Spread {
+func SpreadOf(xs []float64) Spread {
 	if len(xs) == 0 {
 		return Spread{}
 	}
@@ -135,7 +112,7 @@ func spreadOf(xs []float64) Spread {
 	return Spread{Median: m, Min: s[0], Max: s[len(s)-1], N: len(s)}
 }
 
-func (s Spread) format(unit string, digits int) string {
+func (s Spread) Format(unit string, digits int) string {
 	if s.N == 0 {
 		return "–"
 	}
@@ -189,8 +166,8 @@ func (f *FailoverReport) Summaries() []FailoverSummary {
 				first = append(first, r.FirstRecordMs)
 			}
 		}
-		s.ReRead, s.BeyondBound, s.Bound, s.Skipped, s.Uncomm = spreadOf(reread), spreadOf(beyond), spreadOf(bound), spreadOf(skipped), spreadOf(uncomm)
-		s.FirstRecordMs, s.CatchUpSec, s.FirstSyncSec = spreadOf(first), spreadOf(catch), spreadOf(sync)
+		s.ReRead, s.BeyondBound, s.Bound, s.Skipped, s.Uncomm = SpreadOf(reread), SpreadOf(beyond), SpreadOf(bound), SpreadOf(skipped), SpreadOf(uncomm)
+		s.FirstRecordMs, s.CatchUpSec, s.FirstSyncSec = SpreadOf(first), SpreadOf(catch), SpreadOf(sync)
 		out = append(out, s)
 	}
 	return out
@@ -200,7 +177,7 @@ func (f *FailoverReport) Summaries() []FailoverSummary {
 func (f *FailoverReport) markdown(b *strings.Builder) {
 	fmt.Fprintf(b, "## Failover\n\n")
 	what := "a mixed workload writes to it (40% committed transactions, 20% aborted ones, 40% plain idempotent batches, of 1–16 records each, 5 ms apart)"
-	if f.Workload == failoverPlain {
+	if f.Workload == FailoverPlain {
 		what = "a workload of plain idempotent batches writes to it (1–16 records each, 5 ms apart, no transactions)"
 	}
 	fmt.Fprintf(b, "A consumer group of %d members reads a %d-partition source topic (read_committed, committing after every poll of at most %d records) while %s; "+
@@ -208,7 +185,7 @@ func (f *FailoverReport) markdown(b *strings.Builder) {
 		"%.0f s after the group is first synced on every partition, plus a point of the sync interval drawn from the seed (the same for every system in a repetition), "+
 		"the source becomes unreachable and the group's members die with it; the group starts at once on the destination with the same group id. "+
 		"%d repetitions, the systems interleaved. Figures are the median over the repetitions, with the range in brackets.\n\n",
-		f.Members, f.Partitions, foMaxPoll, what, fmtSec(f.IntervalSec), f.SteadySec, f.Reps)
+		f.Members, f.Partitions, FailoverMaxPoll, what, FmtSec(f.IntervalSec), f.SteadySec, f.Reps)
 	b.WriteString("| system | runs | re-read | of which beyond the last sync's bound | bound | skipped | uncommitted at failover | first record after failover | read what was copied after | first full sync after start |\n")
 	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, s := range f.Summaries() {
@@ -216,38 +193,38 @@ func (f *FailoverReport) markdown(b *strings.Builder) {
 		if s.Failed > 0 {
 			runs += fmt.Sprintf(" (+%d failed)", s.Failed)
 		}
-		first := s.FirstRecordMs.format(" ms", 0)
+		first := s.FirstRecordMs.Format(" ms", 0)
 		if s.NothingToRead > 0 {
 			first += fmt.Sprintf("; %d with nothing to read", s.NothingToRead)
 		}
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", s.System, runs,
-			s.ReRead.format("", 0), s.BeyondBound.format("", 0), s.Bound.format("", 0), s.Skipped.format("", 0), s.Uncomm.format("", 0),
-			first, s.CatchUpSec.format(" s", 1), s.FirstSyncSec.format(" s", 1))
+			s.ReRead.Format("", 0), s.BeyondBound.Format("", 0), s.Bound.Format("", 0), s.Skipped.Format("", 0), s.Uncomm.Format("", 0),
+			first, s.CatchUpSec.Format(" s", 1), s.FirstSyncSec.Format(" s", 1))
 	}
 	b.WriteString("\nEvery run:\n\n| rep | system | failover at | last sync age s | records | re-read | beyond bound | skipped | uncommitted | first record ms | caught up s | consumer view | copy |\n")
 	b.WriteString("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n")
 	for _, r := range f.Runs {
 		if r.Error != "" {
-			fmt.Fprintf(b, "| %d | %s | %s | | | | | | | | | ❌ %s | |\n", r.Rep, r.System, fmtSec(r.FailoverAtSec), strings.ReplaceAll(firstLines(r.Error, 1), "|", "/"))
+			fmt.Fprintf(b, "| %d | %s | %s | | | | | | | | | ❌ %s | |\n", r.Rep, r.System, FmtSec(r.FailoverAtSec), strings.ReplaceAll(logtext.Head(r.Error, 1), "|", "/"))
 			continue
 		}
 		first := fmt.Sprintf("%.0f", r.FirstRecordMs)
 		if r.NothingToRead {
 			first = "nothing to read"
 		}
-		fmt.Fprintf(b, "| %d | %s | +%s | %.1f | %d | %d | %d | %d | %d | %s | %.1f | %s | %s |\n", r.Rep, r.System, fmtSec(r.FailoverAtSec), r.LastSyncAgeSec,
-			r.Records, r.ReRead, r.BeyondBound, r.Skipped, r.Uncommitted, first, r.CatchUpSec, countsText(r.Violations), countsText(r.Copy))
+		fmt.Fprintf(b, "| %d | %s | +%s | %.1f | %d | %d | %d | %d | %d | %s | %.1f | %s | %s |\n", r.Rep, r.System, FmtSec(r.FailoverAtSec), r.LastSyncAgeSec,
+			r.Records, r.ReRead, r.BeyondBound, r.Skipped, r.Uncommitted, first, r.CatchUpSec, CountsText(r.Violations), CountsText(r.Copy))
 	}
 	b.WriteString("\n")
 	b.WriteString(failoverMethod)
 }
 
-func fmtSec(s float64) string {
+func FmtSec(s float64) string {
 	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", s), "0"), ".") + " s"
 }
 
-// countsText is "clean" or the violation counts, sorted by kind.
-func countsText(m map[string]int) string {
+// CountsText is "clean" or the violation counts, sorted by kind.
+func CountsText(m map[string]int) string {
 	if len(m) == 0 {
 		return "clean"
 	}

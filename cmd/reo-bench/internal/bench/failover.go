@@ -1,11 +1,10 @@
-package main
+package bench
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -14,8 +13,12 @@ import (
 
 	"github.com/reo-kafka/reo/chaos"
 	"github.com/reo-kafka/reo/cluster/kafkatest"
+	"github.com/reo-kafka/reo/cmd/reo-bench/internal/measure"
+	"github.com/reo-kafka/reo/cmd/reo-bench/internal/report"
+	"github.com/reo-kafka/reo/internal/logtext"
 	"github.com/reo-kafka/reo/oracle"
 	"github.com/reo-kafka/reo/scenarios"
+	"github.com/reo-kafka/reo/systems"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -39,41 +42,30 @@ type failoverSettings struct {
 	partitions int
 	members    int
 	steady     time.Duration // run time after the first sync, before the failover window
-	workload   string        // failoverMixed or failoverPlain
+	workload   string        // report.FailoverMixed or report.FailoverPlain
 }
-
-// The failover's workloads: transactions (committed and aborted) and
-// plain batches, or plain batches only.
-const (
-	failoverMixed = "mixed"
-	failoverPlain = "plain"
-)
 
 // failoverProfile is what the workload writes.
 func failoverProfile(workload string, partitions int) scenarios.Profile {
 	p := scenarios.DefaultProfile(int32(partitions))
 	p.BatchMax = 16
-	if workload == failoverPlain {
+	if workload == report.FailoverPlain {
 		p.CommitShare, p.AbortShare = 0, 0
 	}
 	return p
 }
 
 // failoverSystems are the systems the comparison knows.
-var failoverSystems = []string{sysReo, sysMM2}
-
-const (
-	foMaxPoll = 20 // records a member processes, then commits, per poll
-)
+var failoverSystems = []string{report.SysReo, report.SysMM2}
 
 // runFailovers runs every repetition of every system, interleaved (the
 // order of the systems alternates between repetitions), and returns the
 // runs in the order they were made. Every repetition fails over at the
 // same point of its sync interval for every system, drawn from the seed.
-func (b *bench) runFailovers(ctx context.Context, systems []string) []FailoverRun {
+func (b *bench) runFailovers(ctx context.Context, systems []string) []report.FailoverRun {
 	s := b.cfg.failover
 	rng := rand.New(rand.NewPCG(b.cfg.seed, 0xfa11))
-	var out []FailoverRun
+	var out []report.FailoverRun
 	for rep := 1; rep <= s.reps && ctx.Err() == nil; rep++ {
 		at := time.Duration(rng.Int64N(int64(s.interval)))
 		order := slices.Clone(systems)
@@ -84,7 +76,7 @@ func (b *bench) runFailovers(ctx context.Context, systems []string) []FailoverRu
 			b.prog.Step(fmt.Sprintf("failover %d/%d: %s", rep, s.reps, sys))
 			r := b.failover(ctx, sys, rep, at)
 			if r.Error != "" {
-				b.prog.Logf("failover %d %s: %s", rep, sys, firstLines(r.Error, 8))
+				b.prog.Logf("failover %d %s: %s", rep, sys, logtext.Head(r.Error, 8))
 			} else {
 				b.prog.Logf("failover %d %s: re-read %d (beyond the last sync's bound %d), skipped %d, first record after %.0f ms, caught up after %.1f s",
 					rep, sys, r.ReRead, r.BeyondBound, r.Skipped, r.FirstRecordMs, r.CatchUpSec)
@@ -150,8 +142,8 @@ func (f *foRun) heal(ctx context.Context) error {
 
 // failover runs one repetition of sys; at is where in the sync interval
 // after the steady period the source is lost.
-func (b *bench) failover(ctx context.Context, sys string, rep int, at time.Duration) (res FailoverRun) {
-	res = FailoverRun{System: sys, Rep: rep, FailoverAtSec: at.Seconds()}
+func (b *bench) failover(ctx context.Context, sys string, rep int, at time.Duration) (res report.FailoverRun) {
+	res = report.FailoverRun{System: sys, Rep: rep, FailoverAtSec: at.Seconds()}
 	f := &foRun{b: b, sys: sys, run: b.runName(sys, fmt.Sprintf("fo%d", rep))}
 	f.topic = "bench-failover-" + f.run
 	f.group = f.run + "-app"
@@ -169,7 +161,7 @@ func (b *bench) failover(ctx context.Context, sys string, rep int, at time.Durat
 	return res
 }
 
-func (f *foRun) do(ctx context.Context, res *FailoverRun, at time.Duration) error {
+func (f *foRun) do(ctx context.Context, res *report.FailoverRun, at time.Duration) error {
 	b, s := f.b, f.b.cfg.failover
 	pctx, cancel := context.WithTimeout(ctx, 2*b.cfg.phaseTimeout)
 	defer cancel()
@@ -189,7 +181,7 @@ func (f *foRun) do(ctx context.Context, res *FailoverRun, at time.Duration) erro
 
 	var err error
 	f.before, err = scenarios.StartConsumerGroup(b.src.ClientOpts(), scenarios.GroupConfig{
-		Group: f.group, Topics: []string{f.topic}, Members: s.members, MaxPoll: foMaxPoll})
+		Group: f.group, Topics: []string{f.topic}, Members: s.members, MaxPoll: report.FailoverMaxPoll})
 	if err != nil {
 		return err
 	}
@@ -208,7 +200,7 @@ func (f *foRun) do(ctx context.Context, res *FailoverRun, at time.Duration) erro
 	if f.sysRun, err = b.startFailoverSystem(f.sys, f.topic, f.run, f.group); err != nil {
 		return err
 	}
-	if f.sys == sysMM2 {
+	if f.sys == report.SysMM2 {
 		f.checkpointsTop = "src-" + f.run + ".checkpoints.internal"
 	}
 	// Running: the group synced on every partition once.
@@ -243,7 +235,7 @@ func (f *foRun) do(ctx context.Context, res *FailoverRun, at time.Duration) erro
 
 	// The group moves to the destination at once.
 	f.after, err = scenarios.StartConsumerGroup(b.dst.ClientOpts(), scenarios.GroupConfig{
-		Group: f.group, Topics: []string{f.topic}, Members: s.members, MaxPoll: foMaxPoll})
+		Group: f.group, Topics: []string{f.topic}, Members: s.members, MaxPoll: report.FailoverMaxPoll})
 	if err != nil {
 		return err
 	}
@@ -360,8 +352,8 @@ func (f *foRun) do(ctx context.Context, res *FailoverRun, at time.Duration) erro
 		Before: f.before.Consumed(), LastSync: synced, After: f.after.Consumed(),
 		Dest: dst, DestEnd: ends, Syncs: syncs,
 	})
-	res.fromView(view, f.before.Consumed(), f.before.Commits())
-	res.Copy = violationCounts(oracle.Check(src, dst, oracle.IdentityMapping(), f.wl.History()))
+	fromView(res, view, f.before.Consumed(), f.before.Commits())
+	res.Copy = measure.ViolationCounts(oracle.Check(src, dst, oracle.IdentityMapping(), f.wl.History()))
 	res.ConsumerErrors = append(f.before.Errors(), f.after.Errors()...)
 	if len(res.ConsumerErrors) > 5 {
 		res.ConsumerErrors = res.ConsumerErrors[:5]
@@ -372,32 +364,24 @@ func (f *foRun) do(ctx context.Context, res *FailoverRun, at time.Duration) erro
 // startFailoverSystem starts sys replicating topic with the group's
 // offsets synced every interval.
 func (b *bench) startFailoverSystem(sys, topic, run, group string) (*running, error) {
-	r := &running{system: sys}
 	iv := b.cfg.failover.interval
-	var err error
+	groups := "^" + regexp.QuoteMeta(group) + "$"
+	pattern := "^" + regexp.QuoteMeta(topic) + "$"
 	switch sys {
-	case sysReo:
-		err = b.startReo(r, Workload{Instances: 1}, topic, run,
-			"--sync-group-offsets=true", "--sync-group-offsets-interval", iv.String(),
-			"--groups", "^"+regexp.QuoteMeta(group)+"$")
-	case sysMM2:
+	case report.SysReo:
+		on := true
+		f := b.reoFlags(report.Workload{})
+		f.SyncGroupOffsets, f.SyncGroupOffsetsInterval, f.Groups = &on, iv, groups
+		return b.startSystem(systems.Reo{Bin: b.reoBin, Flags: f}, pattern, run, 1)
+	case report.SysMM2:
 		if b.mm2 == nil {
 			return nil, errors.New("MirrorMaker 2 is not available")
 		}
-		r.dir, err = os.MkdirTemp("", "reo-bench-"+run+"-")
-		if err == nil {
-			r.insts, err = b.mm2.start(r.dir, "src-"+run, b.src, b.dst, topic, mm2Options{
-				instances: 1, tasks: min(b.cfg.failover.partitions, 4),
-				groups: "^" + regexp.QuoteMeta(group) + "$", groupInterval: iv})
-		}
-	default:
-		err = fmt.Errorf("the failover comparison has no system %q (want %s)", sys, strings.Join(failoverSystems, ", "))
+		mm2 := systems.MM2{Install: b.mm2, Tasks: min(b.cfg.failover.partitions, 4),
+			GroupSync: &systems.MM2GroupSync{Groups: groups, Interval: iv}}
+		return b.startSystem(mm2, pattern, "src-"+run, 1)
 	}
-	if err != nil {
-		r.stop(5 * time.Second)
-		return nil, fmt.Errorf("start %s: %w", sys, err)
-	}
-	return r, nil
+	return nil, fmt.Errorf("the failover comparison has no system %q (want %s)", sys, strings.Join(failoverSystems, ", "))
 }
 
 // reoSyncedFrom reads the source offset reo notes in the metadata of an
@@ -522,4 +506,37 @@ func offsetsText(m map[int32]kadm.OffsetResponse) string {
 	}
 	slices.Sort(parts)
 	return strings.Join(parts, " ")
+}
+
+// fromView fills r's figures from the consumer view, and Uncommitted
+// from what the group processed and committed on the source.
+func fromView(r *report.FailoverRun, v oracle.FailoverVerdict, before []oracle.Consumed, commits []scenarios.Commit) {
+	t := v.Total
+	r.Records, r.Before, r.After = t.Records, t.Before, t.After
+	r.ReRead, r.Bound, r.Skipped = t.SeenTwice, t.Bound, t.Skipped
+	r.BeyondBound = v.Counts[oracle.KindRereadBeyondBound]
+	r.Violations = measure.ViolationCounts(v.Verdict)
+	r.Uncommitted = uncommitted(before, commits)
+}
+
+// uncommitted counts the distinct records processed at or above the
+// highest offset committed on their partition.
+func uncommitted(before []oracle.Consumed, commits []scenarios.Commit) int {
+	top := map[oracle.TopicPartition]int64{}
+	for _, c := range commits {
+		tp := oracle.TopicPartition{Topic: c.Topic, Partition: c.Partition}
+		top[tp] = max(top[tp], c.Offset)
+	}
+	seen := map[string]bool{}
+	n := 0
+	for _, c := range before {
+		if seen[c.ID] {
+			continue
+		}
+		seen[c.ID] = true
+		if c.Offset >= top[oracle.TopicPartition{Topic: c.Topic, Partition: c.Partition}] {
+			n++
+		}
+	}
+	return n
 }

@@ -1,4 +1,4 @@
-package main
+package measure
 
 import (
 	"context"
@@ -21,7 +21,7 @@ const verifyChunk = 2048
 // stable offset when verify starts. Partitions are read one at a time,
 // the two sides in lockstep, so memory stays bounded by the window
 // however large the topic.
-func verify(ctx context.Context, srcOpts, dstOpts []kgo.Opt, topic string) (oracle.Verdict, int64, error) {
+func Verify(ctx context.Context, srcOpts, dstOpts []kgo.Opt, topic string) (oracle.Verdict, int64, error) {
 	s, err := oracle.NewStream(oracle.ExplicitMapping(map[string]string{topic: topic}), nil, oracle.StreamOptions{})
 	if err != nil {
 		return oracle.Verdict{}, 0, err
@@ -170,7 +170,7 @@ func (r *partReader) close() {
 }
 
 // violationCounts turns a verdict's counts into the report's map.
-func violationCounts(v oracle.Verdict) map[string]int {
+func ViolationCounts(v oracle.Verdict) map[string]int {
 	if v.OK() {
 		return nil
 	}

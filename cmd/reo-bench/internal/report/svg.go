@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"fmt"
@@ -13,8 +13,8 @@ import (
 // browser and on GitHub.
 
 var systemColor = map[string]string{
-	sysPipe: "#8c8c8c", sysReo: "#d62728", sysMM2: "#1f77b4", sysMM2EOS: "#ff7f0e",
-	sysReoGroupSyncOff: "#9467bd", sysReoGroupSync: "#2ca02c",
+	SysPipe: "#8c8c8c", SysReo: "#d62728", SysMM2: "#1f77b4", SysMM2EOS: "#ff7f0e",
+	SysReoGroupSyncOff: "#9467bd", SysReoGroupSync: "#2ca02c",
 }
 
 func colorOf(s string) string {
@@ -33,7 +33,7 @@ type axis struct {
 }
 
 var axes = []axis{
-	{"record size", func(w Workload) string { return sizeName(w.RecordBytes) },
+	{"record size", func(w Workload) string { return SizeName(w.RecordBytes) },
 		func(a, b Workload) bool { return a.Partitions == b.Partitions && a.Instances == b.Instances }},
 	{"partitions", func(w Workload) string { return fmt.Sprint(w.Partitions) },
 		func(a, b Workload) bool { return a.RecordBytes == b.RecordBytes && a.Instances == b.Instances }},
@@ -68,7 +68,7 @@ func writeCharts(dir string, r *Report) ([]string, error) {
 		for _, ax := range axes {
 			var gs []string
 			for _, w := range wls {
-				if !w.reoOnly() && ax.same(w, base) && !contains(gs, ax.value(w)) {
+				if !w.ReoOnly() && ax.same(w, base) && !contains(gs, ax.value(w)) {
 					gs = append(gs, ax.value(w))
 				}
 			}
@@ -77,7 +77,7 @@ func writeCharts(dir string, r *Report) ([]string, error) {
 			}
 			sub := &Report{}
 			for _, x := range r.Results {
-				if !x.Workload.reoOnly() && ax.same(x.Workload, base) {
+				if !x.Workload.ReoOnly() && ax.same(x.Workload, base) {
 					sub.Results = append(sub.Results, x)
 				}
 			}

@@ -1,0 +1,371 @@
+package bench
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reo-kafka/reo/cluster"
+	"github.com/reo-kafka/reo/cmd/reo-bench/internal/report"
+	"github.com/reo-kafka/reo/oracle"
+	"github.com/reo-kafka/reo/scenarios"
+	"github.com/twmb/franz-go/pkg/kadm"
+)
+
+// TestPlan proves the quick plan is the (1 KiB, 12 partitions,
+// one instance, all four systems) and the full plan varies one axis at
+// a time around the base.
+func TestPlan(t *testing.T) {
+	c, err := ParseConfig([]string{"--quick"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.workloads) != 1 || c.workloads[0].Name != "1KiB-p12-i1" || c.workloads[0].Records != 195_312 || len(c.systems) != 4 {
+		t.Errorf("quick plan: %+v systems %v", c.workloads, c.systems)
+	}
+	c, err = ParseConfig(nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, w := range c.workloads {
+		names = append(names, w.Name)
+	}
+	want := "1KiB-p12-i1 100B-p12-i1 16KiB-p12-i1 1KiB-p1-i1 1KiB-p48-i1 1KiB-p12-i2 1KiB-p12-i3 1KiB-p12-i1-ci50ms 1KiB-p12-i1-ci500ms 1KiB-p12-i1-linger100ms 1KiB-p12-i1-inflight64MiB 1KiB-p12-i1-inflight1GiB 1KiB-p12-i1-shards16"
+	if got := strings.Join(names, " "); got != want {
+		t.Errorf("full plan:\n got %s\nwant %s", got, want)
+	}
+	c, err = ParseConfig([]string{"--quick", "--reo-commit-intervals", "50ms,50ms"}, io.Discard)
+	if err != nil || len(c.workloads) != 2 {
+		t.Errorf("a repeated workload must run once: %v %+v", err, c.workloads)
+	}
+	if _, err := ParseConfig([]string{"--reo-shards", "many"}, io.Discard); err == nil {
+		t.Errorf("--reo-shards many was accepted")
+	}
+	if _, err := ParseConfig([]string{"--systems", "reo,kafka-streams"}, io.Discard); err == nil {
+		t.Error("an unknown system was accepted")
+	}
+	c, err = ParseConfig([]string{"--broker-prop", "a.b=1", "--broker-prop", "c=x=y"}, io.Discard)
+	if err != nil || c.brokerProps["a.b"] != "1" || c.brokerProps["c"] != "x=y" {
+		t.Errorf("--broker-prop: %v %v", err, c.brokerProps)
+	}
+	if _, err := ParseConfig([]string{"--broker-prop", "novalue"}, io.Discard); err == nil || !strings.Contains(err.Error(), "broker-prop") {
+		t.Errorf("--broker-prop novalue: %v, want an error naming the flag", err)
+	}
+	if _, err := ParseConfig([]string{"--broker-jvm", "fast"}, io.Discard); err == nil || !strings.Contains(err.Error(), "--broker-jvm") {
+		t.Errorf("--broker-jvm fast: %v, want an error naming the flag", err)
+	}
+}
+
+// TestSmokeInProcess runs the pipe and reo end to end on in-process
+// clusters, tiny sizes: both must replicate everything, verified by the
+// oracle, with throughput and latency figures. It proves the harness
+// works, not how fast anything is (kfake figures are not results).
+func TestSmokeInProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds reo and runs two systems end to end")
+	}
+	out := t.TempDir()
+	c, err := ParseConfig([]string{"--kafka", "inprocess", "--systems", "pipe,reo", "--sizes", "256", "--partitions", "3", "--reo-pprof",
+		"--instances", "1", "--reo-commit-intervals", "", "--reo-commit-lingers", "", "--reo-max-inflight", "", "--reo-shards", "", "--bytes", "768000",
+		"--latency-duration", "2s", "--warmup", "500ms", "--latency-rate", "500", "--phase-timeout", "2m", "--out", out}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	var log strings.Builder
+	rep, err := Execute(ctx, c, "reo-bench smoke", &log)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	if len(rep.Results) != 2 {
+		t.Fatalf("want results for pipe and reo, got %+v\n%s", rep.Results, log.String())
+	}
+	for _, r := range rep.Results {
+		if !r.Verified || r.Error != "" || r.RecordsPerSec <= 0 || r.LatencySamples == 0 || r.Checked < 3000 {
+			t.Errorf("%s: verified=%v error=%q records/s=%v latency samples=%d checked=%d violations=%v\n%s",
+				r.System, r.Verified, r.Error, r.RecordsPerSec, r.LatencySamples, r.Checked, r.Violations, log.String())
+		}
+	}
+	if !rep.Unproxied || rep.ServerJVM {
+		t.Errorf("default run: unproxied=%v server JVM=%v, want direct clients and no JVM claim for kfake", rep.Unproxied, rep.ServerJVM)
+	}
+	if rep.Provider != string(cluster.InProcess) || len(rep.Notes) == 0 || !strings.Contains(rep.Notes[0], "NOT valid") {
+		t.Errorf("an in-process run must say its figures are not valid: %+v", rep.Notes)
+	}
+	if err := rep.Write(out); err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range []string{"cpu", "goroutine"} {
+		if st, err := os.Stat(filepath.Join(out, "profiles", "256B-p3-i1-reo-"+kind+".pprof")); err != nil || st.Size() == 0 {
+			t.Errorf("--reo-pprof: no %s profile of reo's latency run: %v", kind, err)
+		}
+	}
+}
+
+// encodeCheckpoint writes a checkpoint record as MirrorMaker's
+// Checkpoint class does.
+func encodeCheckpoint(group, topic string, partition int32, up, down int64, meta string) (key, value []byte) {
+	str := func(b []byte, s string) []byte {
+		b = binary.BigEndian.AppendUint16(b, uint16(len(s)))
+		return append(b, s...)
+	}
+	key = str(str(nil, group), topic)
+	key = binary.BigEndian.AppendUint32(key, uint32(partition))
+	value = binary.BigEndian.AppendUint16(nil, 0)
+	value = binary.BigEndian.AppendUint64(value, uint64(up))
+	value = binary.BigEndian.AppendUint64(value, uint64(down))
+	return key, str(value, meta)
+}
+
+// TestDecodeCheckpoint proves the checkpoint decoder reads what
+// MirrorMaker writes, and refuses a version or a length it does not know.
+func TestDecodeCheckpoint(t *testing.T) {
+	k, v := encodeCheckpoint("app", "orders", 3, 1234, 1200, "m")
+	cp, err := decodeCheckpoint(k, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := mm2Checkpoint{group: "app", topic: "orders", partition: 3, upstream: 1234, downstream: 1200, metadata: "m"}
+	if cp != want {
+		t.Errorf("decoded %+v, want %+v", cp, want)
+	}
+	bad := slices.Clone(v)
+	bad[1] = 1
+	if _, err := decodeCheckpoint(k, bad); err == nil || !strings.Contains(err.Error(), "version 1") {
+		t.Errorf("version 1 accepted: %v", err)
+	}
+	if _, err := decodeCheckpoint(k[:len(k)-1], v); err == nil {
+		t.Error("a key without its partition accepted")
+	}
+	if _, err := decodeCheckpoint(k, v[:12]); err == nil {
+		t.Error("a short value accepted")
+	}
+}
+
+// TestFailoverCounting proves the failover's figures on a constructed
+// history of one partition of ten records (offsets 0..9), copied at the
+// same offsets. The group processed 0..6 on the source and committed 6
+// (record 6 processed, not committed); the last sync read source offset
+// 4 when the destination surely held records 0..2 (LSO 3, read before the
+// group committed 4), and translated it to 2, two short: record 2 (had
+// been committed and copied at the sync) is re-read beyond the bound;
+// 3 (perhaps copied after the sync) and 4..6 within it. On the
+// destination the group read 2..9 except 8: 8 is skipped. Uncommitted is
+// record 6; reo's metadata gives the last sync's source offset.
+func TestFailoverCounting(t *testing.T) {
+	const topic = "orders"
+	src, dst := oracle.Log{}, oracle.Log{}
+	id := func(i int) string { return fmt.Sprintf("r%d", i) }
+	for i := range 10 {
+		r := oracle.Record{Topic: topic, Partition: 0, Offset: int64(i), Value: []byte{byte(i)},
+			Headers: []oracle.Header{{Key: oracle.IDHeader, Value: []byte(id(i))}}}
+		src.Add(r)
+		dst.Add(r)
+	}
+	var before, after []oracle.Consumed
+	for i := 0; i <= 6; i++ {
+		before = append(before, oracle.Consumed{Topic: topic, Partition: 0, Offset: int64(i), ID: id(i)})
+	}
+	for i := 2; i <= 9; i++ {
+		if i != 8 {
+			after = append(after, oracle.Consumed{Topic: topic, Partition: 0, Offset: int64(i), ID: id(i)})
+		}
+	}
+	t0 := time.Unix(1_800_000_000, 0)
+	commits := []scenarios.Commit{
+		{Topic: topic, Partition: 0, Offset: 2, At: t0},
+		{Topic: topic, Partition: 0, Offset: 4, At: t0.Add(time.Second)},
+		{Topic: topic, Partition: 0, Offset: 6, At: t0.Add(2 * time.Second)},
+	}
+	lsos := []lsoRead{
+		{at: t0.Add(500 * time.Millisecond), offsets: map[int32]int64{0: 3}},
+		{at: t0.Add(1500 * time.Millisecond), offsets: map[int32]int64{0: 8}}, // after the commit of 4: not "before"
+	}
+	from, ok := reoSyncedFrom("reo b1-reo-fo1 src=4 at=2026-01-01T00:00:00Z")
+	if !ok || from != 4 {
+		t.Fatalf("reo's metadata read as %d, %v", from, ok)
+	}
+	if _, ok := reoSyncedFrom("something else src=4"); ok {
+		t.Error("metadata reo did not write was read as reo's")
+	}
+	copied := copiedBefore(lsos, 0, commitTime(commits, topic, 0, from))
+	if copied != 3 {
+		t.Fatalf("copied before the commit of 4: %d, want 3", copied)
+	}
+	if got := copiedBefore(lsos, 0, commitTime(commits, topic, 0, 5)); got != oracle.NoOffset {
+		t.Errorf("copied before a commit never made: %d, want NoOffset", got)
+	}
+	so := oracle.SyncedOffset{Topic: topic, Partition: 0, SourceOffset: from, DestTopic: topic, DestOffset: 2, Copied: copied}
+	tp := oracle.TopicPartition{Topic: topic, Partition: 0}
+	view := oracle.CheckFailover(oracle.Failover{Source: src, Mapping: oracle.IdentityMapping(), Before: before, After: after,
+		LastSync: map[oracle.TopicPartition]oracle.SyncedOffset{tp: so}, Dest: dst, Syncs: []oracle.SyncedOffset{so}})
+	var r report.FailoverRun
+	fromView(&r, view, before, commits)
+	if r.Records != 10 || r.ReRead != 5 || r.BeyondBound != 1 || r.Bound != 4 || r.Skipped != 1 || r.Uncommitted != 1 {
+		t.Errorf("records %d re-read %d beyond bound %d bound %d skipped %d uncommitted %d; want 10, 5, 1, 4, 1, 1\n%s",
+			r.Records, r.ReRead, r.BeyondBound, r.Bound, r.Skipped, r.Uncommitted, view.String())
+	}
+	if r.OK() || r.Violations["skipped"] != 1 || r.Violations["sync-inexact"] != 1 {
+		t.Errorf("a run that skipped a record must not pass, and the short sync is inexact: violations %v", r.Violations)
+	}
+	// The group read past the end only once it committed past the last
+	// record (a trailing marker makes the end one more).
+	if ok, _ := committedPast(map[int32]kadm.OffsetResponse{0: {Offset: kadm.Offset{At: 9}}}, dst); ok {
+		t.Error("committed at 9 (record 9 unread) counted as read to the end")
+	}
+	if ok, why := committedPast(map[int32]kadm.OffsetResponse{0: {Offset: kadm.Offset{At: 10}}}, dst); !ok {
+		t.Errorf("committed at 10 not read to the end: %s", why)
+	}
+	if ok, _ := committedPast(nil, dst); ok {
+		t.Error("no committed offset counted as read to the end")
+	}
+	// Caught up is the first committed offsets seen past the end.
+	w := &destWatch{history: []commitRead{
+		{t0, map[int32]kadm.OffsetResponse{0: {Offset: kadm.Offset{At: 4}}}},
+		{t0.Add(time.Second), map[int32]kadm.OffsetResponse{0: {Offset: kadm.Offset{At: 10}}}},
+		{t0.Add(2 * time.Second), map[int32]kadm.OffsetResponse{0: {Offset: kadm.Offset{At: 11}}}},
+	}}
+	if at, ok := w.firstPast(dst); !ok || !at.Equal(t0.Add(time.Second)) {
+		t.Errorf("caught up at %v, %v; want %v", at, ok, t0.Add(time.Second))
+	}
+	w.history = w.history[:1]
+	if _, ok := w.firstPast(dst); ok {
+		t.Error("caught up although never past the end")
+	}
+}
+
+// TestFailoverConfig proves --failover runs reo and MirrorMaker 2 unless
+// told otherwise, refuses systems it cannot fail over, and that the
+// group sync systems run only when named.
+func TestFailoverConfig(t *testing.T) {
+	c, err := ParseConfig([]string{"--failover"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.failoverMode || !slices.Equal(c.systems, []string{report.SysReo, report.SysMM2}) || c.failover.interval != 5*time.Second ||
+		c.failover.steady != 10*time.Second || c.failover.reps != 3 {
+		t.Errorf("--failover: systems %v, settings %+v", c.systems, c.failover)
+	}
+	if _, err := ParseConfig([]string{"--failover", "--systems", "pipe"}, io.Discard); err == nil {
+		t.Error("--failover --systems pipe accepted")
+	}
+	if _, err := ParseConfig([]string{"--failover", "--failover-reps", "0"}, io.Discard); err == nil {
+		t.Error("--failover-reps 0 accepted")
+	}
+	if _, err := ParseConfig([]string{"--failover", "--failover-workload", "bursty"}, io.Discard); err == nil {
+		t.Error("--failover-workload bursty accepted")
+	}
+	if c.failover.workload != report.FailoverMixed {
+		t.Errorf("default failover workload %q", c.failover.workload)
+	}
+	if p := failoverProfile(report.FailoverPlain, 4); p.CommitShare != 0 || p.AbortShare != 0 || p.Partitions != 4 {
+		t.Errorf("the plain workload writes transactions: %+v", p)
+	}
+	if p := failoverProfile(report.FailoverMixed, 4); p.CommitShare == 0 || p.AbortShare == 0 {
+		t.Errorf("the mixed workload writes no transactions: %+v", p)
+	}
+	c, err = ParseConfig([]string{"--systems", "reo-groupsync-off,reo-groupsync", "--group-sync-interval", "1s"}, io.Discard)
+	if err != nil || len(c.systems) != 2 || c.groupSync != time.Second {
+		t.Errorf("group sync systems: %v %v %v", err, c.systems, c.groupSync)
+	}
+	c, _ = ParseConfig(nil, io.Discard)
+	if slices.Contains(c.systems, report.SysReoGroupSync) {
+		t.Errorf("the default systems include reo-groupsync: %v", c.systems)
+	}
+}
+
+// TestSmokeFailoverInProcess runs the failover comparison for reo end to
+// end on in-process clusters (MirrorMaker 2 needs real ones): one
+// repetition, a 1 s sync interval. reo's promise must hold: nothing
+// skipped, nothing re-read beyond the last sync's bound, the consumer
+// view clean, the copy exact, and the group moved and read records.
+func TestSmokeFailoverInProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds reo and runs a failover end to end")
+	}
+	out := t.TempDir()
+	c, err := ParseConfig([]string{"--kafka", "inprocess", "--failover", "--systems", "reo", "--failover-reps", "1",
+		"--group-sync-interval", "1s", "--failover-steady", "1s", "--phase-timeout", "2m", "--out", out}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	var log strings.Builder
+	rep, err := Execute(ctx, c, "reo-bench failover smoke", &log)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	if rep.Failover == nil || len(rep.Failover.Runs) != 1 {
+		t.Fatalf("want one failover run, got %+v\n%s", rep.Failover, log.String())
+	}
+	r := rep.Failover.Runs[0]
+	if r.Error != "" || r.Skipped != 0 || len(r.Violations) > 0 || len(r.Copy) > 0 || r.Records == 0 || r.Before == 0 || r.After == 0 ||
+		r.ReRead > r.Bound || (!r.NothingToRead && r.FirstRecordMs <= 0) || r.FirstSyncSec <= 0 {
+		t.Errorf("reo's failover: %+v\n%s", r, log.String())
+	}
+	t.Logf("reo's failover on in-process clusters: %+v", r)
+	if err := rep.Write(out); err != nil {
+		t.Fatal(err)
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "bench.md"))
+	if !strings.Contains(string(md), "## Failover") || !strings.Contains(string(md), "| reo | 1 |") {
+		t.Errorf("bench.md has no failover table:\n%s", md)
+	}
+}
+
+// TestSmokeGroupSyncInProcess runs reo-groupsync-off and reo-groupsync
+// end to end on in-process clusters: both must replicate everything,
+// verified, and the group check must show reo-groupsync synced the
+// application group's offsets and reo-groupsync-off did not.
+func TestSmokeGroupSyncInProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds reo and runs two systems end to end")
+	}
+	out := t.TempDir()
+	c, err := ParseConfig([]string{"--kafka", "inprocess", "--systems", "reo-groupsync-off,reo-groupsync", "--sizes", "256", "--partitions", "3",
+		"--instances", "1", "--reo-commit-intervals", "", "--reo-commit-lingers", "", "--reo-max-inflight", "", "--reo-shards", "", "--bytes", "768000",
+		"--latency-duration", "3s", "--warmup", "500ms", "--latency-rate", "500", "--group-sync-interval", "500ms", "--phase-timeout", "2m", "--out", out}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	var log strings.Builder
+	rep, err := Execute(ctx, c, "reo-bench group sync smoke", &log)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	if len(rep.Results) != 2 {
+		t.Fatalf("want two results, got %+v\n%s", rep.Results, log.String())
+	}
+	for _, r := range rep.Results {
+		if !r.Verified || r.Error != "" || r.RecordsPerSec <= 0 || r.LatencySamples == 0 || len(r.GroupSync) != 2 {
+			t.Fatalf("%s: verified=%v error=%q records/s=%v latency samples=%d group checks %+v\n%s",
+				r.System, r.Verified, r.Error, r.RecordsPerSec, r.LatencySamples, r.GroupSync, log.String())
+		}
+		lat := r.GroupSync[1]
+		if lat.SourcePartitions != 3 {
+			t.Errorf("%s: the application group committed %d of 3 partitions on the source", r.System, lat.SourcePartitions)
+		}
+		if on := r.System == report.SysReoGroupSync; on != (lat.SyncedPartitions == 3) || (!on && lat.SyncedPartitions != 0) {
+			t.Errorf("%s: reo synced %d of 3 partitions of the group", r.System, lat.SyncedPartitions)
+		}
+	}
+	var md strings.Builder
+	if err := rep.Markdown(&md, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "## Group sync on and off") {
+		t.Errorf("bench.md does not compare the sync on and off:\n%s", md.String())
+	}
+}

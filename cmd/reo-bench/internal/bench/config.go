@@ -1,0 +1,300 @@
+package bench
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/reo-kafka/reo/cluster"
+	"github.com/reo-kafka/reo/cmd/reo-bench/internal/report"
+)
+
+// Config is the parsed command line: what to run and how.
+type Config struct {
+	out          string
+	render       string
+	quick        bool
+	systems      []string
+	workloads    []report.Workload
+	kafka        cluster.Kind
+	reoBin       string
+	mm2Libs      string
+	mm2Tasks     int
+	reoArgs      []string
+	seed         uint64
+	keepTopics   bool
+	rate         float64
+	latency      time.Duration
+	warmup       time.Duration
+	phaseTimeout time.Duration
+	stopGrace    time.Duration
+	proxied      bool
+	testJVM      bool
+	brokerProps  map[string]string
+	reoPprof     bool
+	// groupSync is reo-groupsync's sync interval, and the failover
+	// comparison's; failoverMode runs that comparison instead of the plan.
+	groupSync    time.Duration
+	failoverMode bool
+	failover     failoverSettings
+}
+
+// Out is the report directory (--out).
+func (c *Config) Out() string { return c.out }
+
+// Render is the saved bench.json to render instead of running (--render),
+// or "".
+func (c *Config) Render() string { return c.render }
+
+func parseList(s string) []string {
+	var out []string
+	for _, x := range strings.Split(s, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func parseInts(s, what string) ([]int, error) {
+	var out []int
+	for _, x := range parseList(s) {
+		n, err := strconv.Atoi(x)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("%s: %q is not a positive number", what, x)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// recordsFor is how many records a saturation run of size-byte records
+// preloads: bytes/size, at least 1,000 and at most maxRecords.
+func recordsFor(bytes int64, size, maxRecords int) int {
+	return int(min(max(bytes/int64(size), 1000), int64(maxRecords)))
+}
+
+// plan builds the workloads: every record size, partition count and
+// instance count around the base (the first value of each list), one
+// axis at a time, then reo's commit intervals, lingers, in-flight sizes
+// and shard counts on the base workload.
+func plan(sizes, partitions, instances []int, commitIntervals, lingers, inflight, shards []string, bytes int64, maxRecords int) []report.Workload {
+	mk := func(size, parts, inst int) report.Workload {
+		w := report.Workload{RecordBytes: size, Partitions: parts, Instances: inst, Records: recordsFor(bytes, size, maxRecords)}
+		w.Name = report.WorkloadName(w)
+		return w
+	}
+	base := mk(sizes[0], partitions[0], instances[0])
+	out := []report.Workload{base}
+	for _, s := range sizes[1:] {
+		out = append(out, mk(s, partitions[0], instances[0]))
+	}
+	for _, p := range partitions[1:] {
+		out = append(out, mk(sizes[0], p, instances[0]))
+	}
+	for _, i := range instances[1:] {
+		out = append(out, mk(sizes[0], partitions[0], i))
+	}
+	// reo's settings, one at a time, on the base workload.
+	for _, axis := range []struct {
+		vals []string
+		set  func(*report.Workload, string)
+	}{
+		{commitIntervals, func(w *report.Workload, v string) { w.ReoCommitInterval = v }},
+		{lingers, func(w *report.Workload, v string) { w.ReoCommitLinger = v }},
+		{inflight, func(w *report.Workload, v string) { w.ReoMaxInflight = v }},
+		{shards, func(w *report.Workload, v string) { w.ReoShards = v }},
+	} {
+		for _, v := range axis.vals {
+			w := base
+			axis.set(&w, v)
+			w.Name = report.WorkloadName(w)
+			out = append(out, w)
+		}
+	}
+	// A workload named twice would run twice on the same topic names.
+	seen := map[string]bool{}
+	uniq := out[:0]
+	for _, w := range out {
+		if !seen[w.Name] {
+			seen[w.Name] = true
+			uniq = append(uniq, w)
+		}
+	}
+	return uniq
+}
+
+// ParseConfig reads reo-bench's command line (flags only); usage and flag
+// errors go to stderr. It returns flag.ErrHelp for -h.
+func ParseConfig(args []string, stderr io.Writer) (*Config, error) {
+	c := &Config{}
+	fs := flag.NewFlagSet("reo-bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.out, "out", "bench-out", "directory for bench.json, bench.md and the SVG charts")
+	fs.StringVar(&c.render, "render", "", "only rewrite bench.md and the charts into --out from this saved bench.json")
+	fs.BoolVar(&c.quick, "quick", false, "the quick plan: 1 KiB records, 12 partitions, 1 instance, all four systems, 200k records, 10s of latency (under 5 minutes on 2 cores)")
+	systems := fs.String("systems", strings.Join(report.AllSystems, ","), "systems to run, from "+strings.Join(report.KnownSystems, ",")+" (with --failover: reo,mm2)")
+	fs.DurationVar(&c.groupSync, "group-sync-interval", 5*time.Second, "consumer group offset sync interval of reo-groupsync and of both systems of --failover (MirrorMaker 2 takes whole seconds)")
+	fs.BoolVar(&c.failoverMode, "failover", false, "run the failover comparison (reo and MirrorMaker 2 syncing a consumer group's offsets; the group fails over to the destination) instead of the throughput and latency plan")
+	fs.IntVar(&c.failover.reps, "failover-reps", 3, "repetitions of the failover per system, interleaved")
+	fs.IntVar(&c.failover.partitions, "failover-partitions", 4, "partitions of the failover's topic")
+	fs.IntVar(&c.failover.members, "failover-members", 3, "members of the failover's consumer group")
+	fs.StringVar(&c.failover.workload, "failover-workload", report.FailoverMixed, "what the failover's producers write: mixed (committed and aborted transactions, plain batches) or plain (plain batches only)")
+	fs.DurationVar(&c.failover.steady, "failover-steady", 0, "how long the failover's group runs after it is first synced, before the sync interval in which the source is lost (0: two intervals)")
+	sizes := fs.String("sizes", "1024,100,16384", "record value sizes in bytes; the first is the base")
+	parts := fs.String("partitions", "12,1,48", "partition counts; the first is the base")
+	insts := fs.String("instances", "1,2,3", "replicator instance counts; the first is the base")
+	cis := fs.String("reo-commit-intervals", "50ms,500ms", "reo --commit-interval values to run reo with on the base workload")
+	lingers := fs.String("reo-commit-lingers", "100ms", "reo --commit-linger values to run reo with on the base workload (100ms, the commit interval: no early commit when caught up)")
+	inflight := fs.String("reo-max-inflight", "64MiB,1GiB", "reo --max-inflight-bytes values (which set its transaction size) to run reo with on the base workload")
+	shards := fs.String("reo-shards", "16", "reo --shards values to run reo with on the base workload (16: the default of earlier versions; the base runs reo's default)")
+	bytes := fs.Int64("bytes", 200_000_000, "record value bytes preloaded per saturation run")
+	maxRecords := fs.Int("max-records", 1_000_000, "at most this many records per saturation run")
+	kind := fs.String("kafka", string(cluster.Local), "cluster provider: local (real brokers; the only valid one for figures) or inprocess (kfake: smoke runs only)")
+	fs.BoolVar(&c.proxied, "proxied", false, "put a toxiproxy link in front of each broker, as the tests do (default: clients reach the brokers directly)")
+	brokerJVM := fs.String("broker-jvm", "test", "broker JVM options: server (Kafka's start scripts: 1 GiB, G1, C2) or test (the tests' fast-starting 512 MiB, SerialGC, C1 only)")
+	fs.StringVar(&c.reoBin, "reo-bin", "", "reo binary to run (default: build ./cmd/reo)")
+	fs.StringVar(&c.mm2Libs, "mm2-libs", "", "MirrorMaker 2 jar directory (default .cache/mm2-<version>/libs, fetched on first use)")
+	fs.IntVar(&c.mm2Tasks, "mm2-tasks", 0, "MirrorMaker 2 tasks.max (0: one per partition, at most 4 per instance)")
+	reoArgs := fs.String("reo-args", "", "extra reo replicate flags for every reo run, space-separated")
+	fs.Uint64Var(&c.seed, "seed", 1, "seed of the record contents")
+	fs.Func("broker-prop", "extra broker property key=value for both clusters (repeatable); the report lists them", func(v string) error {
+		k, val, ok := strings.Cut(v, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return fmt.Errorf("%q is not key=value", v)
+		}
+		if c.brokerProps == nil {
+			c.brokerProps = map[string]string{}
+		}
+		c.brokerProps[strings.TrimSpace(k)] = val
+		return nil
+	})
+	fs.BoolVar(&c.reoPprof, "reo-pprof", false, "run reo with --pprof and save a CPU and a goroutine profile of its latency runs under DIR/profiles")
+	fs.BoolVar(&c.keepTopics, "keep-topics", false, "keep each run's topics (default: delete after the oracle)")
+	fs.Float64Var(&c.rate, "latency-rate", 0, "offered records/s of the latency runs (0: half the slowest system's saturation throughput on the workload)")
+	fs.DurationVar(&c.latency, "latency-duration", 20*time.Second, "measured part of each latency run")
+	fs.DurationVar(&c.warmup, "warmup", 3*time.Second, "unmeasured start of each latency run at the offered rate")
+	fs.DurationVar(&c.phaseTimeout, "phase-timeout", 5*time.Minute, "bound on each phase (start-up, saturation, drain, oracle)")
+	fs.DurationVar(&c.stopGrace, "stop-grace", 20*time.Second, "how long a stopped system may take to exit before SIGKILL")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: reo-bench [--quick | --failover] [--out DIR] [flags]\n       reo-bench --render DIR/bench.json --out DIR\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if c.quick {
+		// The quick plan, unless a flag says otherwise.
+		if !set["sizes"] {
+			*sizes = "1024"
+		}
+		if !set["partitions"] {
+			*parts = "12"
+		}
+		if !set["instances"] {
+			*insts = "1"
+		}
+		if !set["reo-commit-intervals"] {
+			*cis = ""
+		}
+		if !set["reo-max-inflight"] {
+			*inflight = ""
+		}
+		if !set["reo-commit-lingers"] {
+			*lingers = ""
+		}
+		if !set["reo-shards"] {
+			*shards = ""
+		}
+		if !set["latency-duration"] {
+			c.latency = 10 * time.Second
+		}
+		if !set["warmup"] {
+			c.warmup = 2 * time.Second
+		}
+	}
+	c.systems = parseList(*systems)
+	known := report.KnownSystems
+	if c.failoverMode {
+		known = failoverSystems
+		if !set["systems"] {
+			c.systems = slices.Clone(failoverSystems)
+		}
+	}
+	for _, s := range c.systems {
+		if !slices.Contains(known, s) {
+			return nil, fmt.Errorf("--systems: unknown system %q (want %s)", s, strings.Join(known, ", "))
+		}
+	}
+	if c.groupSync <= 0 {
+		return nil, errors.New("--group-sync-interval must be positive")
+	}
+	c.failover.interval = c.groupSync
+	if c.failover.steady <= 0 {
+		c.failover.steady = 2 * c.groupSync
+	}
+	if c.failover.workload != report.FailoverMixed && c.failover.workload != report.FailoverPlain {
+		return nil, fmt.Errorf("--failover-workload: %q is not %s or %s", c.failover.workload, report.FailoverMixed, report.FailoverPlain)
+	}
+	if c.failover.reps <= 0 || c.failover.partitions <= 0 || c.failover.members <= 0 {
+		return nil, errors.New("--failover-reps, --failover-partitions and --failover-members must be positive")
+	}
+	if len(c.systems) == 0 {
+		return nil, errors.New("--systems: none given")
+	}
+	sz, err := parseInts(*sizes, "--sizes")
+	if err != nil {
+		return nil, err
+	}
+	ps, err := parseInts(*parts, "--partitions")
+	if err != nil {
+		return nil, err
+	}
+	is, err := parseInts(*insts, "--instances")
+	if err != nil {
+		return nil, err
+	}
+	if len(sz) == 0 || len(ps) == 0 || len(is) == 0 {
+		return nil, errors.New("--sizes, --partitions and --instances need at least one value each")
+	}
+	for _, ci := range parseList(*cis) {
+		if d, err := time.ParseDuration(ci); err != nil || d <= 0 {
+			return nil, fmt.Errorf("--reo-commit-intervals: %q is not a duration", ci)
+		}
+	}
+	if *bytes <= 0 || *maxRecords <= 0 {
+		return nil, errors.New("--bytes and --max-records must be positive")
+	}
+	for _, l := range parseList(*lingers) {
+		if d, err := time.ParseDuration(l); err != nil || d < 0 {
+			return nil, fmt.Errorf("--reo-commit-lingers: %q is not a duration", l)
+		}
+	}
+	if _, err := parseInts(*shards, "--reo-shards"); err != nil {
+		return nil, err
+	}
+	c.workloads = plan(sz, ps, is, parseList(*cis), parseList(*lingers), parseList(*inflight), parseList(*shards), *bytes, *maxRecords)
+	c.kafka = cluster.Kind(*kind)
+	if c.kafka != cluster.Local && c.kafka != cluster.InProcess {
+		return nil, fmt.Errorf("--kafka: %q is not local or inprocess", *kind)
+	}
+	switch *brokerJVM {
+	case "server":
+	case "test":
+		c.testJVM = true
+	default:
+		return nil, fmt.Errorf("--broker-jvm: %q is not server or test", *brokerJVM)
+	}
+	c.reoArgs = strings.Fields(*reoArgs)
+	return c, nil
+}

@@ -1,0 +1,225 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/reo-kafka/reo/cmd/reo-bench/internal/report"
+	"github.com/reo-kafka/reo/internal/logtext"
+	"github.com/reo-kafka/reo/systems"
+)
+
+// running is one system under test, started through package systems: its
+// fleet of processes and what else the run needs stopped with it.
+type running struct {
+	system string
+	fleet  *systems.Fleet
+	slots  int
+	dir    string    // the replication's scratch dir (MM2 configs and logs), removed by stop
+	group  *appGroup // the group sync systems' application group, stopped by stop
+}
+
+// instances lists the running processes, by slot.
+func (r *running) instances() []*systems.Instance {
+	var out []*systems.Instance
+	for i := range r.slots {
+		if in := r.fleet.Instance(i); in != nil {
+			out = append(out, in)
+		}
+	}
+	return out
+}
+
+// pids lists the processes to measure.
+func (r *running) pids() []int {
+	var out []int
+	for _, i := range r.instances() {
+		out = append(out, i.Pid())
+	}
+	return out
+}
+
+// metrics lists the addresses where the instances serve reo's /metrics.
+func (r *running) metrics() []string {
+	var out []string
+	for _, i := range r.instances() {
+		if i.Metrics != "" {
+			out = append(out, i.Metrics)
+		}
+	}
+	return out
+}
+
+// exited returns an error naming the first process that has exited.
+func (r *running) exited() error {
+	for _, i := range r.instances() {
+		if !i.Running() {
+			return fmt.Errorf("%s %s exited (%v):\n%s", r.system, i.Name, i.ExitErr(), r.logTail(30))
+		}
+	}
+	return nil
+}
+
+// logTail is the end of every instance's output; for MirrorMaker 2, the
+// warnings and errors of its log and its last lines.
+func (r *running) logTail(n int) string {
+	var b strings.Builder
+	for _, i := range r.instances() {
+		if f := i.LogFile(); f != "" {
+			data, _ := os.ReadFile(f)
+			fmt.Fprintf(&b, "--- %s: %s ---\n%s\n", i.Name, f, systems.MM2Problems(string(data), n))
+			continue
+		}
+		fmt.Fprintf(&b, "--- %s ---\n%s\n", i.Name, logtext.Tail(i.Output(), n))
+	}
+	return b.String()
+}
+
+// saveLogs writes every output of the run (with the tail of MirrorMaker
+// 2's log) into dir, for a failed run's post-mortem.
+func (r *running) saveLogs(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for name, out := range r.fleet.Logs() {
+		if err := os.WriteFile(filepath.Join(dir, name+".out"), []byte(out), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stop sends SIGTERM to every process, waits up to grace for all to exit
+// (killing what is left), and removes the scratch dir. An exit status
+// other than success is not an error here: the oracle judges the result.
+func (r *running) stop(grace time.Duration) {
+	if r.group != nil {
+		r.group.stop()
+		r.group = nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	var wg sync.WaitGroup
+	for i := range r.slots {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = r.fleet.Stop(ctx, i) // kills on ctx expiry
+		}()
+	}
+	wg.Wait()
+	if r.dir != "" {
+		os.RemoveAll(r.dir)
+	}
+}
+
+// startSystem starts instances of sys replicating the topics pattern
+// matches; run names the replication (reo's --name, the pipe's group,
+// MirrorMaker 2's source alias), so no two runs share state.
+func (b *bench) startSystem(sys systems.System, pattern, run string, instances int) (*running, error) {
+	dir, err := os.MkdirTemp("", "reo-bench-"+run+"-")
+	if err != nil {
+		return nil, err
+	}
+	rep := systems.Replication{Source: b.src, Dest: b.dst, Topics: pattern, Name: run, Dir: dir, Seed: b.cfg.seed}
+	r := &running{system: sys.Name(), fleet: systems.NewFleet(sys, rep), slots: instances, dir: dir}
+	for i := range instances {
+		if _, err := r.fleet.Start(i); err != nil {
+			r.stop(5 * time.Second)
+			return nil, fmt.Errorf("start %s: %w", sys.Name(), err)
+		}
+	}
+	return r, nil
+}
+
+// start starts system name for workload wl on topic (the same name on
+// both sides), with wl.Instances processes, as replication run.
+func (b *bench) start(name string, wl report.Workload, topic, run string) (*running, error) {
+	pattern := "^" + regexp.QuoteMeta(topic) + "$"
+	switch name {
+	case report.SysReoGroupSync, report.SysReoGroupSyncOff:
+		g, err := startAppGroup(b.src.ClientOpts(), run+"-app", topic, report.AppMembers)
+		if err != nil {
+			return nil, err
+		}
+		on := name == report.SysReoGroupSync
+		f := b.reoFlags(wl)
+		f.SyncGroupOffsets = &on
+		if on {
+			f.SyncGroupOffsetsInterval, f.Groups = b.cfg.groupSync, "^"+regexp.QuoteMeta(g.name)+"$"
+		}
+		r, err := b.startSystem(systems.Reo{Bin: b.reoBin, Flags: f, Label: name}, pattern, run, wl.Instances)
+		if err != nil {
+			g.stop()
+			return nil, err
+		}
+		r.group = g
+		return r, nil
+	}
+	sys, err := b.system(name, wl)
+	if err != nil {
+		return nil, err
+	}
+	if strings.HasPrefix(name, report.SysMM2) {
+		run = "src-" + run // MirrorMaker 2's source alias, which names its internal topics
+	}
+	return b.startSystem(sys, pattern, run, wl.Instances)
+}
+
+// system returns the system name runs on workload wl.
+func (b *bench) system(name string, wl report.Workload) (systems.System, error) {
+	switch name {
+	case report.SysReo:
+		return systems.Reo{Bin: b.reoBin, Flags: b.reoFlags(wl)}, nil
+	case report.SysPipe:
+		return systems.Pipe{Bin: b.pipeBin}, nil
+	case report.SysMM2, report.SysMM2EOS:
+		if b.mm2 == nil {
+			return nil, fmt.Errorf("%s: MirrorMaker 2 is not available", name)
+		}
+		tasks := b.cfg.mm2Tasks
+		if tasks <= 0 {
+			tasks = min(wl.Partitions, 4*wl.Instances)
+		}
+		return systems.MM2{Install: b.mm2, EOS: name == report.SysMM2EOS, Tasks: tasks}, nil
+	}
+	return nil, fmt.Errorf("unknown system %q", name)
+}
+
+// reoFlags are reo's flags for workload wl: its defaults but for what the
+// workload varies, then reo-bench's --reo-args.
+func (b *bench) reoFlags(wl report.Workload) systems.ReoFlags {
+	var f systems.ReoFlags
+	f.CommitInterval, _ = time.ParseDuration(wl.ReoCommitInterval)
+	f.CommitLinger, _ = time.ParseDuration(wl.ReoCommitLinger)
+	f.MaxInflightBytes = wl.ReoMaxInflight
+	f.Shards, _ = strconv.Atoi(wl.ReoShards)
+	f.Pprof = b.cfg.reoPprof
+	f.Extra = b.cfg.reoArgs
+	return f
+}
+
+// brokerPids returns the pids of a local cluster's broker JVMs, read from
+// the pid files the local provider keeps; none for other providers.
+func brokerPids(c interface{ Root() string }) []int {
+	var out []int
+	files, _ := filepath.Glob(filepath.Join(c.Root(), "broker-*", "pid"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		var pid int
+		if _, err := fmt.Sscan(strings.TrimSpace(string(b)), &pid); err == nil {
+			out = append(out, pid)
+		}
+	}
+	return out
+}

@@ -1,0 +1,8 @@
+// Package measure holds reo-bench's instruments: the records it writes
+// (RecordGen, Preload) and offers at a fixed rate (Pacer), the consumer
+// that watches a destination topic (Watcher), the CPU and peak memory of
+// processes from /proc (Sampler), reo's own /metrics (ScrapeReo, on
+// internal/promscrape), latency percentiles, and the streaming oracle
+// over one topic (Verify). Each instrument owns its goroutine; Stop or
+// Close ends it.
+package measure

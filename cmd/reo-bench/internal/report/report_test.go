@@ -1,0 +1,270 @@
+package report
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func sampleReport() *Report {
+	base := Workload{Name: "1KiB-p12-i1", RecordBytes: 1024, Partitions: 12, Instances: 1, Records: 1000}
+	variant := base
+	variant.ReoCommitInterval = "500ms"
+	variant.Name = WorkloadName(variant)
+	lat := []Percentile{{50, 10}, {99, 40}, {99.9, 80}, {100, 90}}
+	return &Report{
+		Machine: Machine{CPUs: 2, OS: "linux/amd64", Go: "go1.26"}, KafkaVersion: "4.4.0", MM2Version: "4.3.1",
+		Command: "reo-bench --quick", Provider: "local", Started: time.Unix(1_800_000_000, 0),
+		Results: []Result{
+			{System: SysPipe, Workload: base, RecordsPerSec: 100_000, MBPerSec: 102.4, P99Ms: 30, PeakRSSMB: 50, Verified: true, Latency: lat, LatencySamples: 10},
+			{System: SysReo, Workload: base, RecordsPerSec: 95_000, MBPerSec: 97.3, P50Ms: 120, P99Ms: 240, P999Ms: 300, PeakRSSMB: 200, Verified: true, Latency: lat, LatencySamples: 10},
+			{System: SysMM2, Workload: base, RecordsPerSec: 50_000, Verified: true},
+			{System: SysMM2EOS, Workload: base, RecordsPerSec: 40_000, Verified: true},
+			{System: SysReo, Workload: variant, RecordsPerSec: 120_000, Verified: false, Violations: map[string]int{"lost": 3}},
+		},
+	}
+}
+
+// TestReportFiles proves Write produces bench.json with the fields the
+// issue names for every result, bench.md, and well-formed SVG charts.
+func TestReportFiles(t *testing.T) {
+	dir := t.TempDir()
+	if err := sampleReport().Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "bench.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("bench.json is not JSON: %v", err)
+	}
+	for _, k := range []string{"machine", "kafka_version", "command", "results"} {
+		if _, ok := doc[k]; !ok {
+			t.Errorf("bench.json has no %q", k)
+		}
+	}
+	results, _ := doc["results"].([]any)
+	if len(results) != 5 {
+		t.Fatalf("bench.json has %d results, want 5", len(results))
+	}
+	for i, r := range results {
+		m := r.(map[string]any)
+		for _, k := range []string{"system", "workload", "records_per_sec", "mb_per_sec", "p50_ms", "p99_ms", "p999_ms", "cpu_seconds_per_gb", "peak_rss_mb", "verified"} {
+			if _, ok := m[k]; !ok {
+				t.Errorf("result %d has no %q", i, k)
+			}
+		}
+	}
+	back, err := ReadReport(filepath.Join(dir, "bench.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Results[1].RecordsPerSec != 95_000 || back.Results[4].Workload.ReoCommitInterval != "500ms" {
+		t.Errorf("bench.json does not round-trip: %+v", back.Results)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "bench.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The method section says how the brokers were run and reached, from
+	// the report, not a fixed text.
+	for _, setup := range []struct {
+		unproxied, server bool
+		want, not         string
+	}{
+		{false, false, "toxiproxy link in front of each", "Kafka's own start"},
+		{true, true, "no proxy in between", "test-oriented JVM"},
+	} {
+		rep := sampleReport()
+		rep.Unproxied, rep.ServerJVM = setup.unproxied, setup.server
+		text := rep.setupText()
+		if !strings.Contains(text, setup.want) || strings.Contains(text, setup.not) {
+			t.Errorf("unproxied=%v server JVM=%v: setup text %q", setup.unproxied, setup.server, text)
+		}
+	}
+	if !strings.Contains(string(md), sampleReport().setupText()) {
+		t.Error("bench.md does not describe the brokers and network")
+	}
+	svgs, _ := filepath.Glob(filepath.Join(dir, "*.svg"))
+	if len(svgs) < 2 {
+		t.Fatalf("want a throughput and a latency chart, got %v", svgs)
+	}
+	for _, f := range svgs {
+		data, _ := os.ReadFile(f)
+		dec := xml.NewDecoder(strings.NewReader(string(data)))
+		for {
+			tok, err := dec.Token()
+			if err != nil {
+				if !errors.Is(err, io.EOF) {
+					t.Errorf("%s is not well-formed XML: %v", filepath.Base(f), err)
+				}
+				break
+			}
+			// encoding/xml accepts repeated attributes; SVG viewers do not.
+			if se, ok := tok.(xml.StartElement); ok {
+				seen := map[string]bool{}
+				for _, a := range se.Attr {
+					if seen[a.Name.Local] {
+						t.Errorf("%s: <%s> repeats attribute %s", filepath.Base(f), se.Name.Local, a.Name.Local)
+					}
+					seen[a.Name.Local] = true
+				}
+			}
+		}
+	}
+}
+
+// TestRatiosAndTargets proves the ratio math of bench.md and the goals:
+// reo/pipe and reo/mm2-eos on the same workload, a reo-only variant
+// compared with its base workload's pipe, and the goal verdicts.
+func TestRatiosAndTargets(t *testing.T) {
+	r := sampleReport()
+	reo, variant := r.Results[1], r.Results[4]
+	if got, ok := r.Ratio(reo, SysPipe); !ok || math.Abs(got-0.95) > 1e-9 {
+		t.Errorf("reo/pipe = %v, %v; want 0.95", got, ok)
+	}
+	if got, ok := r.Ratio(reo, SysMM2EOS); !ok || math.Abs(got-2.375) > 1e-9 {
+		t.Errorf("reo/mm2-eos = %v, %v; want 2.375", got, ok)
+	}
+	if got, ok := r.Ratio(variant, SysPipe); !ok || math.Abs(got-1.2) > 1e-9 {
+		t.Errorf("reo-only variant/pipe = %v, %v; want 1.2 (against the base workload)", got, ok)
+	}
+	ts := r.Targets("1KiB-p12-i1")
+	if len(ts) != 4 {
+		t.Fatalf("want 4 goals, got %+v", ts)
+	}
+	for _, g := range ts {
+		if !g.Met {
+			t.Errorf("goal %q should be met: %+v", g.Name, g)
+		}
+	}
+	// An unverified mm2-eos result cannot back a goal.
+	r.Results[3].Verified = false
+	if g := r.Targets("1KiB-p12-i1")[1]; g.Met || !strings.Contains(g.Margin, "unverified") {
+		t.Errorf("goal against an unverified run: %+v", g)
+	}
+	// A miss says by how much.
+	r.Results[1].RecordsPerSec = 45_000
+	if g := r.Targets("1KiB-p12-i1")[0]; g.Met || g.Got != "0.45×" || g.Margin != "-50.0% of the goal" {
+		t.Errorf("missed goal: %+v", g)
+	}
+
+	var md strings.Builder
+	if err := sampleReport().Markdown(&md, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"| reo | 95000 | 97.3 | 0.95× | 2.38× |",
+		"| mm2-eos | 40000 | – | 0.40× | 1.00× |",
+		"| reo | 120000 | – | 1.20× | 3.00× |",
+		"❌ lost 3",
+		"Command: `reo-bench --quick`",
+	} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("bench.md lacks %q:\n%s", want, md.String())
+		}
+	}
+}
+
+// TestFailoverSummaries proves the report's medians and ranges over the
+// repetitions, that failed runs add no figures, and what bench.md and
+// bench.json say of the failover.
+func TestFailoverSummaries(t *testing.T) {
+	f := &FailoverReport{IntervalSec: 5, Partitions: 4, Members: 3, Reps: 3, SteadySec: 10, Runs: []FailoverRun{
+		{System: SysReo, Rep: 1, ReRead: 300, Bound: 300, FirstRecordMs: 90, CatchUpSec: 1},
+		{System: SysMM2, Rep: 1, ReRead: 700, Bound: 350, BeyondBound: 350, FirstRecordMs: 120, CatchUpSec: 2},
+		{System: SysMM2, Rep: 2, ReRead: 900, Bound: 400, BeyondBound: 500, FirstRecordMs: 100, CatchUpSec: 3},
+		{System: SysReo, Rep: 2, ReRead: 100, Bound: 120, FirstRecordMs: 80, CatchUpSec: 1, NothingToRead: true},
+		{System: SysReo, Rep: 3, ReRead: 200, Bound: 210, FirstRecordMs: 70, CatchUpSec: 1},
+		{System: SysMM2, Rep: 3, Error: "MirrorMaker 2 exited"},
+	}}
+	s := f.Summaries()
+	if len(s) != 2 || s[0].System != SysReo || s[1].System != SysMM2 {
+		t.Fatalf("summaries %+v, want reo then mm2", s)
+	}
+	reo, mm2 := s[0], s[1]
+	if reo.Runs != 3 || reo.ReRead != (Spread{200, 100, 300, 3}) || reo.FirstRecordMs != (Spread{80, 70, 90, 2}) || reo.NothingToRead != 1 {
+		t.Errorf("reo: %+v", reo)
+	}
+	if mm2.Runs != 2 || mm2.Failed != 1 || mm2.ReRead != (Spread{800, 700, 900, 2}) || mm2.BeyondBound.Median != 425 {
+		t.Errorf("mm2: %+v", mm2)
+	}
+	if got := mm2.ReRead.Format("", 0); got != "800 (700–900)" {
+		t.Errorf("spread formatted %q", got)
+	}
+	rep := sampleReport()
+	rep.Results = nil
+	rep.Failover = f
+	var md strings.Builder
+	if err := rep.Markdown(&md, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"## Failover", "every **5 s**", "| reo | 3 | 200 (100–300) | 0 |", "| mm2 | 2 (+1 failed) | 800 (700–900) | 425 (350–500) |",
+		"❌ MirrorMaker 2 exited", "nothing to read", "blackholes every link",
+	} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("bench.md lacks %q:\n%s", want, md.String())
+		}
+	}
+	if strings.Contains(md.String(), "Throughput at saturation.") {
+		t.Error("a failover-only report describes the throughput method")
+	}
+	dir := t.TempDir()
+	if err := rep.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadReport(filepath.Join(dir, "bench.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Failover == nil || len(back.Failover.Runs) != 6 || back.Failover.Runs[1].BeyondBound != 350 || back.Failover.IntervalSec != 5 {
+		t.Errorf("the failover does not round-trip through bench.json: %+v", back.Failover)
+	}
+}
+
+// TestRenderCommittedReports proves every committed bench.json still
+// reads and renders (bench.md and charts): --render of an older report
+// must keep working as the report grows fields.
+func TestRenderCommittedReports(t *testing.T) {
+	root := filepath.Join("..", "..", "..", "..", "reports")
+	var files []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.Name() == "bench.json" && strings.Contains(path, "bench-") {
+			files = append(files, path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 3 {
+		t.Fatalf("found %d committed reports under %s, want at least bench-quick, bench-full and bench-failover", len(files), root)
+	}
+	for _, f := range files {
+		r, err := ReadReport(f)
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		dir := t.TempDir()
+		if err := r.Write(dir); err != nil {
+			t.Errorf("render %s: %v", f, err)
+			continue
+		}
+		md, err := os.ReadFile(filepath.Join(dir, "bench.md"))
+		if err != nil || !strings.Contains(string(md), "# reo-bench report") || (len(r.Results) > 0 && !strings.Contains(string(md), "| reo")) {
+			t.Errorf("render %s: bench.md %v:\n%.2000s", f, err, md)
+		}
+	}
+}
