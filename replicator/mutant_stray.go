@@ -20,8 +20,8 @@ import (
 // The bug: an instance that starts again after it was killed (SIGKILL:
 // it never recorded a clean stop), when the source has both gained a
 // topic and grown a topic since the replication first started, writes one
-// stray record (an identity no source record has) into partition 0 of the
-// first topic's destination. A new topic, added partitions, then a kill:
+// stray record (an identity no source record has) into the destination
+// of the grown topic. A new topic, added partitions, then a kill:
 // any of the three alone, or the kill before the other two, does nothing.
 //
 // It keeps what it needs across its own restarts in a one-partition topic
@@ -106,15 +106,28 @@ func (r *Replicator) strayStart(ctx context.Context) error {
 	if !killed || len(now) <= len(first) || grown == "" {
 		return nil
 	}
+	// The stray record goes into a partition of the destination topic
+	// past every source partition, where reo itself never writes, so
+	// that it neither stops reo nor hides behind an open transaction:
+	// the oracle sees it at once.
 	dst, _ := r.cfg.selected(grown, false)
-	r.log.Warn("stray mutant: writing a stray record", "dest_topic", dst)
-	// The destination topic may not be there yet (an instance stopped
-	// before its first refresh): make it as reo would.
-	_, err = dstAdm.CreateTopic(ctx, int32(now[grown]), -1, nil, dst)
-	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+	parts := now[grown] + 1
+	tds, err := dstAdm.ListTopics(ctx, dst)
+	if err != nil {
 		return err
 	}
-	rec := &kgo.Record{Topic: dst, Partition: 0, Value: []byte("stray"),
+	if td, ok := tds[dst]; !ok || td.Err != nil {
+		_, err = dstAdm.CreateTopic(ctx, int32(parts), -1, nil, dst)
+	} else if n := len(td.Partitions); n < parts {
+		_, err = dstAdm.CreatePartitions(ctx, parts-n, dst)
+	} else {
+		parts = n
+	}
+	if err != nil {
+		return err
+	}
+	r.log.Warn("stray mutant: writing a stray record", "dest_topic", dst, "partition", parts-1)
+	rec := &kgo.Record{Topic: dst, Partition: int32(parts - 1), Value: []byte("stray"),
 		Headers: []kgo.RecordHeader{{Key: "reo-test-id", Value: []byte("stray-" + r.cfg.InstanceID)}}}
 	pr, err := kgo.NewClient(r.dstOpts(kgo.RecordPartitioner(kgo.ManualPartitioner()))...)
 	if err != nil {

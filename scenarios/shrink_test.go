@@ -154,9 +154,12 @@ func checkScenarios(t *testing.T, env scenarios.Env, gen *rapid.Generator[scenar
 			cache[key] = o
 			runs++
 			mu.Unlock()
-			if o.fail == "" {
+			switch {
+			case o.fail == "":
 				t.Logf("check passed (%d steps): %s", len(sc.Steps), sc)
-			} else {
+			case err != nil:
+				t.Logf("check failed (%s): %s\nrun error: %v", o.fail, sc, err)
+			default:
 				t.Logf("check failed (%s): %s", o.fail, sc)
 			}
 		}
