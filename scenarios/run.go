@@ -148,6 +148,10 @@ func Run(ctx context.Context, env Env, sc Scenario) (*Result, error) {
 			return nil, err
 		}
 	}
+	// A run judges something only if every workload wrote: wait (a
+	// while) for each to have done some operations, so a short scenario
+	// does not end before a transactional producer's first commit.
+	r.awaitWorkloads(ctx, minOps, time.Minute)
 	r.stopWorkloads()
 	r.event("stop", "workload", "")
 	var hists []*oracle.History
@@ -245,6 +249,26 @@ func (r *run) waitCopying(ctx context.Context, d time.Duration) {
 		}
 	}
 	r.event("copying", r.sysName, fmt.Sprintf("no record in the destination %v after start", d))
+}
+
+// minOps is how many operations (plain batches, transactions) each
+// workload makes at least before a run stops writing.
+const minOps = 20
+
+// awaitWorkloads waits, at most d, until every workload made n
+// operations, and says so in the timeline when one did not.
+func (r *run) awaitWorkloads(ctx context.Context, n int, d time.Duration) {
+	deadline := time.Now().Add(d)
+	for _, w := range r.wls {
+		for w.Ops() < n && time.Now().Before(deadline) {
+			if sleepCtx(ctx, 50*time.Millisecond) != nil {
+				return
+			}
+		}
+		if w.Ops() < n {
+			r.event("short", "workload "+w.Topic, fmt.Sprintf("%d of %d operations after %v", w.Ops(), n, d))
+		}
+	}
 }
 
 func (r *run) stopWorkloads() {
