@@ -6,7 +6,7 @@ KAFKA_VERSION := $(shell sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:
 KAFKA_LIBS    := .cache/kafka-$(KAFKA_VERSION)/libs
 TEST_TIMEOUT  ?= 25m
 
-.PHONY: all build test test-short lint kafka kafka-mm2 images demo chaos bench bench-quick clean
+.PHONY: all build test test-short lint kafka kafka-mm2 images demo chaos bench bench-quick bench-geo bench-cost clean
 
 all: build
 
@@ -75,9 +75,17 @@ chaos: kafka
 bench-quick: kafka kafka-mm2
 	$(GO) run ./cmd/reo-bench --quick --out reports/bench-quick
 
-## bench: full plan (sizes, partitions, instances, reo commit interval / linger / in-flight)
+## bench: full plan (sizes, partitions, instances, reo commit interval / linger / in-flight), 3 interleaved runs each
 bench: kafka kafka-mm2
 	$(GO) run ./cmd/reo-bench --out reports/bench-full
+
+## bench-geo: reo vs pipe vs MM2 vs MM2-eos across 40 and 100 ms links to the source and to the destination
+bench-geo: kafka kafka-mm2
+	$(GO) run ./cmd/reo-bench --geo --out reports/bench-geo
+
+## bench-cost: reo and MM2 at 12 to 5,000 partitions and 1,000 topics (throughput, start-up, commit time, memory)
+bench-cost: kafka kafka-mm2
+	$(GO) run ./cmd/reo-bench --cost-curve --out reports/bench-cost
 
 clean:
 	rm -rf bin

@@ -6,7 +6,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
+
+	"github.com/reo-kafka/reo/internal/kgotuning"
 )
 
 // Pipe is the at-least-once baseline (systems/internal/pipe): a plain
@@ -17,65 +18,9 @@ type Pipe struct {
 	Tuning PipeTuning
 }
 
-// PipeTuning is the pipe's client settings; a zero field leaves franz-go's
-// default. They are the knobs one turns to make an at-least-once franz-go
-// loop fast: batching and linger, what may be buffered and in flight, and
-// how much a fetch brings.
-type PipeTuning struct {
-	// Linger is kgo.ProducerLinger; NoLinger sets it to 0 (produce at once).
-	Linger   time.Duration
-	NoLinger bool
-	// BatchMaxBytes is kgo.ProducerBatchMaxBytes.
-	BatchMaxBytes int
-	// Compression is the produce codec: none, gzip, snappy, lz4 or zstd.
-	Compression string
-	// MaxBufferedRecords and MaxBufferedBytes bound what the producer
-	// holds before Produce blocks.
-	MaxBufferedRecords int
-	MaxBufferedBytes   int
-	// MaxInflight is produce requests in flight per broker. Above 1 it
-	// turns idempotent writes off (franz-go allows more only without
-	// them, and allows 5 with them, the default).
-	MaxInflight int
-	// FetchMaxBytes, FetchMaxPartitionBytes and FetchMaxWait bound a fetch.
-	FetchMaxBytes          int
-	FetchMaxPartitionBytes int
-	FetchMaxWait           time.Duration
-}
-
-// Args returns the pipe's flags for the set fields.
-func (t PipeTuning) Args() []string {
-	var args []string
-	add := func(flag string, v string) { args = append(args, flag, v) }
-	if t.Linger > 0 || t.NoLinger {
-		add("--linger", t.Linger.String())
-	}
-	if t.BatchMaxBytes > 0 {
-		add("--batch-max-bytes", strconv.Itoa(t.BatchMaxBytes))
-	}
-	if t.Compression != "" {
-		add("--compression", t.Compression)
-	}
-	if t.MaxBufferedRecords > 0 {
-		add("--max-buffered-records", strconv.Itoa(t.MaxBufferedRecords))
-	}
-	if t.MaxBufferedBytes > 0 {
-		add("--max-buffered-bytes", strconv.Itoa(t.MaxBufferedBytes))
-	}
-	if t.MaxInflight > 0 {
-		add("--max-inflight", strconv.Itoa(t.MaxInflight))
-	}
-	if t.FetchMaxBytes > 0 {
-		add("--fetch-max-bytes", strconv.Itoa(t.FetchMaxBytes))
-	}
-	if t.FetchMaxPartitionBytes > 0 {
-		add("--fetch-max-partition-bytes", strconv.Itoa(t.FetchMaxPartitionBytes))
-	}
-	if t.FetchMaxWait > 0 {
-		add("--fetch-max-wait", t.FetchMaxWait.String())
-	}
-	return args
-}
+// PipeTuning is the pipe's client settings (the flags of the same
+// names); a zero field leaves franz-go's default.
+type PipeTuning = kgotuning.Settings
 
 func (Pipe) Name() string { return "pipe" }
 

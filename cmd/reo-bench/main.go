@@ -84,8 +84,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if !r.Verified {
 			status, code = "NOT VERIFIED", 1
 		}
-		fmt.Fprintf(stdout, "  %-8s %-28s %9.0f records/s %7.1f MB/s  p99 %7.1f ms  %6.1f CPU s/GB  %5.0f MiB  %s\n",
-			r.System, r.Workload.Name, r.RecordsPerSec, r.MBPerSec, r.P99Ms, r.CPUSecondsPerGB, r.PeakRSSMB, status)
+		if r.Skipped != "" {
+			fmt.Fprintf(stdout, "  %-8s %-28s skipped: %s\n", r.System, r.Workload.Name, r.Skipped)
+			continue
+		}
+		fmt.Fprintf(stdout, "  %-8s %-28s run %d %9.0f records/s %7.1f MB/s  p99 %7.1f ms  %6.1f CPU s/GB  %5.0f MiB  %s\n",
+			r.System, r.Workload.Name, max(1, r.Repeat), r.RecordsPerSec, r.MBPerSec, r.P99Ms, r.CPUSecondsPerGB, r.PeakRSSMB, status)
 		if r.Error != "" {
 			fmt.Fprintf(stdout, "           %s\n", logtext.Head(r.Error, 3))
 		}

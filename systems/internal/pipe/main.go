@@ -13,9 +13,9 @@
 //
 // The tuning flags (--linger, --batch-max-bytes, --compression,
 // --max-buffered-records, --max-buffered-bytes, --max-inflight,
-// --fetch-max-bytes, --fetch-max-partition-bytes, --fetch-max-wait) set
-// the franz-go client options of the same names; unset, franz-go's
-// defaults apply. --client-id names its clients (default reo-pipe).
+// --fetch-max-bytes, --fetch-max-partition-bytes, --fetch-max-wait; see
+// internal/kgotuning) set the franz-go client options of the same names;
+// unset, franz-go's defaults apply. --client-id names its clients (default reo-pipe).
 //
 // It runs until SIGTERM or SIGINT (then waits for the produces in flight,
 // commits and exits 0) and exits 1 on an error it cannot retry.
@@ -33,6 +33,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/reo-kafka/reo/internal/kgotuning"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -44,29 +45,18 @@ func main() {
 	dst := fs.String("dest-bootstrap", "", "destination bootstrap servers, comma-separated")
 	topics := fs.String("topics", "", "regular expression of the source topics to copy")
 	group := fs.String("group", "", "consumer group on the source cluster")
-	var t tuning
-	fs.StringVar(&t.clientID, "client-id", "reo-pipe", "client id of the pipe's clients")
-	fs.Func("linger", "producer linger (default: franz-go's)", func(v string) error {
-		d, err := time.ParseDuration(v)
-		t.linger = &d
-		return err
-	})
-	fs.IntVar(&t.batchMaxBytes, "batch-max-bytes", 0, "largest record batch the producer builds (0: franz-go's default)")
-	fs.StringVar(&t.compression, "compression", "", "produce codec: none, gzip, snappy, lz4, zstd (default: franz-go's)")
-	fs.IntVar(&t.maxBufferedRecords, "max-buffered-records", 0, "records the producer may buffer (0: franz-go's default)")
-	fs.IntVar(&t.maxBufferedBytes, "max-buffered-bytes", 0, "bytes the producer may buffer (0: unlimited)")
-	fs.IntVar(&t.maxInflight, "max-inflight", 0, "produce requests in flight per broker; above 1 turns idempotent writes off (0: franz-go's default, 5 with idempotence)")
-	fs.IntVar(&t.fetchMaxBytes, "fetch-max-bytes", 0, "bytes one fetch may bring (0: franz-go's default)")
-	fs.IntVar(&t.fetchMaxPartitionBytes, "fetch-max-partition-bytes", 0, "bytes one fetch may bring per partition (0: franz-go's default)")
-	fs.DurationVar(&t.fetchMaxWait, "fetch-max-wait", 0, "how long a broker may hold a fetch for data (0: franz-go's default)")
+	clientID := fs.String("client-id", "reo-pipe", "client id of the pipe's clients")
+	var t kgotuning.Settings
+	t.Register(fs)
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		os.Exit(2)
 	}
-	prodOpts, consOpts, err := t.opts()
-	if err != nil {
+	if err := t.Validate(); err != nil {
 		fmt.Fprintf(os.Stderr, "pipe: %v\n", err)
 		os.Exit(2)
 	}
+	prodOpts := append([]kgo.Opt{kgo.ClientID(*clientID)}, t.ProducerOpts()...)
+	consOpts := append([]kgo.Opt{kgo.ClientID(*clientID)}, t.ConsumerOpts()...)
 	if *src == "" || *dst == "" || *topics == "" || *group == "" {
 		fmt.Fprintln(os.Stderr, "pipe: --source-bootstrap, --dest-bootstrap, --topics and --group are required")
 		os.Exit(2)
@@ -121,60 +111,6 @@ func (d *destTopics) ensure(ctx context.Context, topic string, partition int32) 
 		}
 	}
 	return ctx.Err()
-}
-
-// tuning is the client settings the flags give; nil or zero leaves
-// franz-go's defaults.
-type tuning struct {
-	clientID               string
-	linger                 *time.Duration
-	batchMaxBytes          int
-	compression            string
-	maxBufferedRecords     int
-	maxBufferedBytes       int
-	maxInflight            int
-	fetchMaxBytes          int
-	fetchMaxPartitionBytes int
-	fetchMaxWait           time.Duration
-}
-
-// opts returns the producer's and the consumer's options.
-func (t tuning) opts() (prod, cons []kgo.Opt, err error) {
-	prod = []kgo.Opt{kgo.ClientID(t.clientID)}
-	cons = []kgo.Opt{kgo.ClientID(t.clientID)}
-	if t.linger != nil {
-		prod = append(prod, kgo.ProducerLinger(*t.linger))
-	}
-	if t.batchMaxBytes > 0 {
-		prod = append(prod, kgo.ProducerBatchMaxBytes(int32(t.batchMaxBytes)))
-	}
-	if t.compression != "" {
-		codec, ok := map[string]kgo.CompressionCodec{"none": kgo.NoCompression(), "gzip": kgo.GzipCompression(),
-			"snappy": kgo.SnappyCompression(), "lz4": kgo.Lz4Compression(), "zstd": kgo.ZstdCompression()}[t.compression]
-		if !ok {
-			return nil, nil, fmt.Errorf("--compression %q: want none, gzip, snappy, lz4 or zstd", t.compression)
-		}
-		prod = append(prod, kgo.ProducerBatchCompression(codec))
-	}
-	if t.maxBufferedRecords > 0 {
-		prod = append(prod, kgo.MaxBufferedRecords(t.maxBufferedRecords))
-	}
-	if t.maxBufferedBytes > 0 {
-		prod = append(prod, kgo.MaxBufferedBytes(t.maxBufferedBytes))
-	}
-	if t.maxInflight > 1 {
-		prod = append(prod, kgo.DisableIdempotentWrite(), kgo.MaxProduceRequestsInflightPerBroker(t.maxInflight))
-	}
-	if t.fetchMaxBytes > 0 {
-		cons = append(cons, kgo.FetchMaxBytes(int32(t.fetchMaxBytes)))
-	}
-	if t.fetchMaxPartitionBytes > 0 {
-		cons = append(cons, kgo.FetchMaxPartitionBytes(int32(t.fetchMaxPartitionBytes)))
-	}
-	if t.fetchMaxWait > 0 {
-		cons = append(cons, kgo.FetchMaxWait(t.fetchMaxWait))
-	}
-	return prod, cons, nil
 }
 
 func run(ctx context.Context, src, dst []string, topics, group string, prodOpts, consOpts []kgo.Opt) error {

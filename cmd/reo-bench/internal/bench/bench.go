@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/reo-kafka/reo/cluster"
-	"github.com/reo-kafka/reo/cluster/kafkatest"
 	"github.com/reo-kafka/reo/cmd/reo-bench/internal/measure"
 	"github.com/reo-kafka/reo/cmd/reo-bench/internal/report"
 	"github.com/reo-kafka/reo/internal/logtext"
@@ -42,10 +41,6 @@ func (b *bench) runName(sys, phase string) string {
 	return fmt.Sprintf("b%d-%s-%s", b.seq, sys, phase)
 }
 
-func topicName(sys string, wl report.Workload, phase string) string {
-	return fmt.Sprintf("bench-%s-%s-%s", wl.Name, sys, phase)
-}
-
 // systemsFor lists the systems that run wl: reo alone for workloads that
 // vary a reo setting.
 func (b *bench) systemsFor(wl report.Workload) []string {
@@ -62,103 +57,16 @@ func (b *bench) systemsFor(wl report.Workload) []string {
 func (b *bench) units() int {
 	n := 0
 	for _, wl := range b.cfg.workloads {
-		if s := len(b.systemsFor(wl)); s > 0 {
+		s := len(b.systemsFor(wl))
+		switch {
+		case s == 0:
+		case wl.SaturationOnly:
+			n += 1 + s
+		default:
 			n += 1 + 2*s
 		}
 	}
-	return n
-}
-
-// runAll runs every workload and returns the results in plan order.
-func (b *bench) runAll(ctx context.Context) []report.Result {
-	var out []report.Result
-	baseRate := map[string]float64{}
-	for _, wl := range b.cfg.workloads {
-		systems := b.systemsFor(wl)
-		if len(systems) == 0 {
-			continue
-		}
-		res := b.runWorkload(ctx, wl, systems, baseRate[wl.Base().Name])
-		if !wl.ReoOnly() {
-			baseRate[wl.Name] = offeredRate(res)
-		}
-		out = append(out, res...)
-		if ctx.Err() != nil {
-			break
-		}
-	}
-	return out
-}
-
-// offeredRate is half the slowest system's saturation throughput.
-func offeredRate(rs []report.Result) float64 {
-	slowest := 0.0
-	for _, r := range rs {
-		if r.RecordsPerSec > 0 && (slowest == 0 || r.RecordsPerSec < slowest) {
-			slowest = r.RecordsPerSec
-		}
-	}
-	return slowest / 2
-}
-
-func (b *bench) runWorkload(ctx context.Context, wl report.Workload, systems []string, rate float64) []report.Result {
-	gen := measure.NewRecordGen(wl.RecordBytes, wl.Partitions, b.cfg.seed)
-	res := make([]report.Result, len(systems))
-	for i, sys := range systems {
-		res[i] = report.Result{System: sys, Workload: wl}
-	}
-	b.prog.Step(fmt.Sprintf("%s: preload %d records into %d topics", wl.Name, wl.Records, len(systems)))
-	for i, sys := range systems {
-		topic := topicName(sys, wl, "sat")
-		err := kafkatest.CreateTopic(ctx, b.srcOpts, topic, int32(wl.Partitions), -1, nil)
-		if err == nil {
-			err = measure.Preload(ctx, b.srcOpts, topic, gen, wl.Records, func(n int) {
-				b.prog.Count(int64(i*wl.Records+n), int64(len(systems)*wl.Records))
-			})
-		}
-		if err != nil {
-			res[i].Error = fmt.Sprintf("preload: %v", err)
-		}
-	}
-	b.prog.Done()
-
-	for i, sys := range systems {
-		b.prog.Step(fmt.Sprintf("%s: %s at saturation", wl.Name, sys))
-		if res[i].Error == "" {
-			if err := b.saturate(ctx, sys, wl, &res[i]); err != nil {
-				res[i].Error = "saturation: " + err.Error()
-				b.prog.Logf("%s %s: %v", wl.Name, sys, err)
-			} else {
-				b.prog.Logf("%s %s: %.0f records/s (%.1f MB/s), startup %.1fs, %.1f CPU s/GB, peak RSS %.0f MiB, verified=%v%s",
-					wl.Name, sys, res[i].RecordsPerSec, res[i].MBPerSec, res[i].StartupSec, res[i].CPUSecondsPerGB, res[i].PeakRSSMB, res[i].Verified, res[i].ReoSaturation.String())
-			}
-		}
-		b.prog.Done()
-	}
-	switch {
-	case b.cfg.rate > 0:
-		rate = b.cfg.rate
-	case rate <= 0:
-		rate = offeredRate(res)
-	}
-	for i, sys := range systems {
-		b.prog.Step(fmt.Sprintf("%s: %s latency at %.0f records/s", wl.Name, sys, rate))
-		switch {
-		case rate <= 0:
-			res[i].Error = joinErr(res[i].Error, "latency: no saturation rate to derive the offered rate from")
-		case ctx.Err() != nil:
-		default:
-			if err := b.latency(ctx, sys, wl, gen, rate, &res[i]); err != nil {
-				res[i].Error = joinErr(res[i].Error, "latency: "+err.Error())
-				b.prog.Logf("%s %s latency: %v", wl.Name, sys, err)
-			} else {
-				b.prog.Logf("%s %s: at %.0f records/s p50 %.1f ms, p99 %.1f ms, p99.9 %.1f ms, verified=%v%s",
-					wl.Name, sys, res[i].AchievedRate, res[i].P50Ms, res[i].P99Ms, res[i].P999Ms, res[i].Verified, res[i].ReoLatency.String())
-			}
-		}
-		b.prog.Done()
-	}
-	return res
+	return n * b.cfg.repeats
 }
 
 func joinErr(a, b string) string {
@@ -178,10 +86,11 @@ type launched struct {
 	stopped bool
 }
 
-// launch starts sys on topic for phase ("sat", "lat") and samples it.
-func (b *bench) launch(sys string, wl report.Workload, topic, phase string) (*launched, error) {
+// launch starts sys on the topics of ts for phase ("sat", "lat") and
+// samples it.
+func (b *bench) launch(sys string, wl report.Workload, ts topicSet, phase string) (*launched, error) {
 	run := b.runName(sys, phase)
-	r, err := b.start(sys, wl, topic, run)
+	r, err := b.start(sys, wl, ts, run)
 	if err != nil {
 		return nil, err
 	}
@@ -207,14 +116,14 @@ func (l *launched) release() {
 	}
 }
 
-// saturate measures sys replicating the preloaded topic, then verifies it.
-func (b *bench) saturate(ctx context.Context, sys string, wl report.Workload, res *report.Result) error {
-	topic := topicName(sys, wl, "sat")
-	if err := kafkatest.CreateTopic(ctx, b.dstOpts, topic, int32(wl.Partitions), -1, nil); err != nil {
+// saturate measures sys replicating the preloaded topics ts, then
+// verifies them.
+func (b *bench) saturate(ctx context.Context, sys string, wl report.Workload, ts topicSet, res *report.Result) error {
+	if err := b.createTopics(ctx, b.dstOpts, ts, wl.Partitions); err != nil {
 		return err
 	}
 	n := int64(wl.Records)
-	w, err := measure.Watch(ctx, b.dstOpts, topic, n, nil)
+	w, err := measure.Watch(ctx, b.dstOpts, ts.names(), n, nil)
 	if err != nil {
 		return err
 	}
@@ -228,7 +137,7 @@ func (b *bench) saturate(ctx context.Context, sys string, wl report.Workload, re
 	defer brokers.Stop()
 
 	started := time.Now()
-	l, err := b.launch(sys, wl, topic, "sat")
+	l, err := b.launch(sys, wl, ts, "sat")
 	if err != nil {
 		return err
 	}
@@ -268,7 +177,7 @@ wait:
 	if len(r.metrics()) > 0 {
 		res.ReoSaturation, _ = measure.ScrapeReo(ctx, r.metrics())
 	}
-	b.noteGroupSync(ctx, r, topic, "sat", res)
+	b.noteGroupSync(ctx, r, ts.base, "sat", res)
 	got, first, firstN, last := w.Seen()
 	w.Stop()
 	if runErr != nil {
@@ -295,45 +204,56 @@ wait:
 	res.CPUSecondsPerGB = (s.CPUAt(last) - s.CPUAt(first)) / gb
 	res.BrokerCPUSecondsPerGB = (brokers.CPUAt(last) - brokers.CPUAt(first)) / gb
 	res.HarnessCPUSecondsPerGB = (harness.CPUAt(last) - harness.CPUAt(first)) / gb
-	return b.check(ctx, topic, res, true)
+	return b.check(ctx, ts, res, true)
 }
 
-// check runs the oracle over topic and folds its verdict into res;
-// first says whether this is the first verdict of res.
-func (b *bench) check(ctx context.Context, topic string, res *report.Result, first bool) error {
-	b.prog.Step(fmt.Sprintf("%s: %s oracle over %s", res.Workload.Name, res.System, topic))
+// check runs the oracle over every topic of ts and folds its verdict
+// into res; first says whether this is the first verdict of res.
+func (b *bench) check(ctx context.Context, ts topicSet, res *report.Result, first bool) error {
+	b.prog.Step(fmt.Sprintf("%s: %s oracle over %s", res.Workload.Name, res.System, ts))
 	vctx, cancel := context.WithTimeout(ctx, b.cfg.phaseTimeout)
 	defer cancel()
-	v, checked, err := measure.Verify(vctx, b.srcOpts, b.dstOpts, topic)
-	if err != nil {
-		res.Verified = false
-		return fmt.Errorf("oracle: %w", err)
-	}
-	res.Checked += checked
-	res.Verified = v.OK() && (first || res.Verified)
-	for k, c := range measure.ViolationCounts(v) {
-		if res.Violations == nil {
-			res.Violations = map[string]int{}
+	ok := true
+	for _, topic := range ts.names() {
+		v, checked, err := measure.Verify(vctx, b.srcOpts, b.dstOpts, topic)
+		if err != nil {
+			res.Verified = false
+			return fmt.Errorf("oracle: %w", err)
 		}
-		res.Violations[k] += c
+		res.Checked += checked
+		ok = ok && v.OK()
+		for k, c := range measure.ViolationCounts(v) {
+			if res.Violations == nil {
+				res.Violations = map[string]int{}
+			}
+			res.Violations[k] += c
+		}
+		if !v.OK() {
+			b.prog.Logf("%s %s: %s does not match the source:\n%s", res.Workload.Name, res.System, topic, logtext.Head(v.String(), 15))
+		}
 	}
-	if !v.OK() {
-		b.prog.Logf("%s %s: the destination does not match the source:\n%s", res.Workload.Name, res.System, logtext.Head(v.String(), 15))
-	}
+	res.Verified = ok && (first || res.Verified)
 	if !b.cfg.keepTopics {
-		b.deleteTopic(ctx, topic)
+		b.deleteTopics(ctx, ts)
 	}
 	return nil
 }
 
+// deleteTopic deletes topic on both clusters, without waiting.
 func (b *bench) deleteTopic(ctx context.Context, topic string) {
+	b.deleteTopics(ctx, topicSet{base: topic, n: 1})
+}
+
+// deleteTopics deletes the topics of ts on both clusters, without
+// waiting for the deletion to complete (names are never reused).
+func (b *bench) deleteTopics(ctx context.Context, ts topicSet) {
 	for _, opts := range [][]kgo.Opt{b.srcOpts, b.dstOpts} {
 		cl, err := kgo.NewClient(opts...)
 		if err != nil {
 			continue
 		}
 		dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		_, _ = kadm.NewClient(cl).DeleteTopics(dctx, topic)
+		_, _ = kadm.NewClient(cl).DeleteTopics(dctx, ts.names()...)
 		cancel()
 		cl.Close()
 	}
@@ -351,16 +271,16 @@ func (b *bench) saveLogs(r *running, run string) {
 
 // latency offers rate records/s to sys on a fresh topic pair and records
 // how long each takes to become visible in the destination.
-func (b *bench) latency(ctx context.Context, sys string, wl report.Workload, gen *measure.RecordGen, rate float64, res *report.Result) error {
-	topic := topicName(sys, wl, "lat")
+func (b *bench) latency(ctx context.Context, sys string, wl report.Workload, ts topicSet, gen *measure.RecordGen, rate float64, res *report.Result) error {
+	topic := ts.base
 	for _, opts := range [][]kgo.Opt{b.srcOpts, b.dstOpts} {
-		if err := kafkatest.CreateTopic(ctx, opts, topic, int32(wl.Partitions), -1, nil); err != nil {
+		if err := b.createTopics(ctx, opts, ts, wl.Partitions); err != nil {
 			return err
 		}
 	}
 	type sample struct{ ts, at time.Time }
 	var samples []sample // appended by the measure.Watcher's goroutine only; read after Stop
-	w, err := measure.Watch(ctx, b.dstOpts, topic, 0, func(r *kgo.Record, at time.Time) {
+	w, err := measure.Watch(ctx, b.dstOpts, ts.names(), 0, func(r *kgo.Record, at time.Time) {
 		samples = append(samples, sample{r.Timestamp, at})
 	})
 	if err != nil {
@@ -373,7 +293,7 @@ func (b *bench) latency(ctx context.Context, sys string, wl report.Workload, gen
 	}
 	defer p.Discard()
 
-	l, err := b.launch(sys, wl, topic, "lat")
+	l, err := b.launch(sys, wl, ts, "lat")
 	if err != nil {
 		return err
 	}
@@ -450,7 +370,7 @@ func (b *bench) latency(ctx context.Context, sys string, wl report.Workload, gen
 	res.LatencySamples = len(lat)
 	res.P50Ms, res.P99Ms, res.P999Ms = measure.Quantile(lat, 50), measure.Quantile(lat, 99), measure.Quantile(lat, 99.9)
 	res.Latency = measure.Percentiles(lat)
-	return b.check(ctx, topic, res, false)
+	return b.check(ctx, ts, res, false)
 }
 
 // profile, with --reo-pprof, saves a CPU profile of reo's first instance

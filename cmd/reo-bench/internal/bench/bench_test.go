@@ -34,10 +34,7 @@ func TestPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var names []string
-	for _, w := range c.workloads {
-		names = append(names, w.Name)
-	}
+	names := workloadNames(c)
 	want := "1KiB-p12-i1 100B-p12-i1 16KiB-p12-i1 1KiB-p1-i1 1KiB-p48-i1 1KiB-p12-i2 1KiB-p12-i3 1KiB-p12-i1-ci50ms 1KiB-p12-i1-ci500ms 1KiB-p12-i1-linger100ms 1KiB-p12-i1-inflight64MiB 1KiB-p12-i1-inflight1GiB 1KiB-p12-i1-shards16"
 	if got := strings.Join(names, " "); got != want {
 		t.Errorf("full plan:\n got %s\nwant %s", got, want)
@@ -73,7 +70,7 @@ func TestSmokeInProcess(t *testing.T) {
 		t.Skip("builds reo and runs two systems end to end")
 	}
 	out := t.TempDir()
-	c, err := ParseConfig([]string{"--kafka", "inprocess", "--systems", "pipe,reo", "--sizes", "256", "--partitions", "3", "--reo-pprof",
+	c, err := ParseConfig([]string{"--kafka", "inprocess", "--systems", "pipe,reo", "--sizes", "256", "--partitions", "3", "--reo-pprof", "--repeats", "2",
 		"--instances", "1", "--reo-commit-intervals", "", "--reo-commit-lingers", "", "--reo-max-inflight", "", "--reo-shards", "", "--bytes", "768000",
 		"--latency-duration", "2s", "--warmup", "500ms", "--latency-rate", "500", "--phase-timeout", "2m", "--out", out}, io.Discard)
 	if err != nil {
@@ -86,8 +83,24 @@ func TestSmokeInProcess(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
-	if len(rep.Results) != 2 {
-		t.Fatalf("want results for pipe and reo, got %+v\n%s", rep.Results, log.String())
+	if len(rep.Results) != 4 {
+		t.Fatalf("want two runs each of pipe and reo, got %+v\n%s", rep.Results, log.String())
+	}
+	// Interleaved: the second run rotates the order.
+	var order []string
+	for _, r := range rep.Results {
+		order = append(order, fmt.Sprintf("%s@%d.%d", r.System, r.Repeat, r.Order))
+	}
+	if got := strings.Join(order, " "); got != "pipe@1.1 reo@1.2 reo@2.1 pipe@2.2" {
+		t.Errorf("runs %s, want pipe then reo, then reo then pipe", got)
+	}
+	if len(rep.Ceilings) != 2 || rep.Repeats != 2 || len(rep.PipeTuning) == 0 {
+		t.Errorf("ceilings %+v, repeats %d, pipe tuning %v", rep.Ceilings, rep.Repeats, rep.PipeTuning)
+	}
+	for _, c := range rep.Ceilings {
+		if c.Error != "" || c.ProduceRecordsPerSec <= 0 || c.ConsumeRecordsPerSec <= 0 || c.ProduceMBPerSec <= 0 {
+			t.Errorf("ceiling %+v", c)
+		}
 	}
 	for _, r := range rep.Results {
 		if !r.Verified || r.Error != "" || r.RecordsPerSec <= 0 || r.LatencySamples == 0 || r.Checked < 3000 {
@@ -103,6 +116,9 @@ func TestSmokeInProcess(t *testing.T) {
 	}
 	if err := rep.Write(out); err != nil {
 		t.Fatal(err)
+	}
+	if md, _ := os.ReadFile(filepath.Join(out, "bench.md")); !strings.Contains(string(md), "ceiling: bare consumer") || !strings.Contains(string(md), "## Goals for reo") {
+		t.Errorf("bench.md has no ceilings or goals:\n%s", md)
 	}
 	for _, kind := range []string{"cpu", "goroutine"} {
 		if st, err := os.Stat(filepath.Join(out, "profiles", "256B-p3-i1-reo-"+kind+".pprof")); err != nil || st.Size() == 0 {
@@ -332,7 +348,7 @@ func TestSmokeGroupSyncInProcess(t *testing.T) {
 		t.Skip("builds reo and runs two systems end to end")
 	}
 	out := t.TempDir()
-	c, err := ParseConfig([]string{"--kafka", "inprocess", "--systems", "reo-groupsync-off,reo-groupsync", "--sizes", "256", "--partitions", "3",
+	c, err := ParseConfig([]string{"--kafka", "inprocess", "--systems", "reo-groupsync-off,reo-groupsync", "--sizes", "256", "--partitions", "3", "--repeats", "1",
 		"--instances", "1", "--reo-commit-intervals", "", "--reo-commit-lingers", "", "--reo-max-inflight", "", "--reo-shards", "", "--bytes", "768000",
 		"--latency-duration", "3s", "--warmup", "500ms", "--latency-rate", "500", "--group-sync-interval", "500ms", "--phase-timeout", "2m", "--out", out}, io.Discard)
 	if err != nil {
@@ -367,5 +383,80 @@ func TestSmokeGroupSyncInProcess(t *testing.T) {
 	}
 	if !strings.Contains(md.String(), "## Group sync on and off") {
 		t.Errorf("bench.md does not compare the sync on and off:\n%s", md.String())
+	}
+}
+
+// TestSmokeGeoInProcess runs the geo plan for the pipe and reo on
+// in-process clusters with a 40 ms link to the source: both must copy
+// everything, verified, and across the link each record must take at
+// least the one-way latency the link adds on the way from the source.
+func TestSmokeGeoInProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds reo and runs two systems end to end")
+	}
+	out := t.TempDir()
+	c, err := ParseConfig([]string{"--kafka", "inprocess", "--geo", "--geo-sides", "source", "--geo-rtts", "40ms", "--systems", "pipe,reo", "--repeats", "1",
+		"--sizes", "256", "--partitions", "3", "--instances", "1", "--bytes", "256000", "--latency-duration", "2s", "--warmup", "500ms",
+		"--latency-rate", "200", "--phase-timeout", "2m", "--out", out}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	var log strings.Builder
+	rep, err := Execute(ctx, c, "reo-bench geo smoke", &log)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	if rep.Unproxied || len(rep.Results) != 4 {
+		t.Fatalf("geo run: unproxied %v, %d results, want proxied and 2 workloads × 2 systems\n%s", rep.Unproxied, len(rep.Results), log.String())
+	}
+	for _, r := range rep.Results {
+		if !r.Verified || r.Error != "" || r.LatencySamples == 0 {
+			t.Errorf("%s %s: verified=%v error=%q latency samples=%d", r.System, r.Workload.Name, r.Verified, r.Error, r.LatencySamples)
+		}
+		if r.Workload.Link != nil && r.P50Ms < 20 {
+			t.Errorf("%s across a 40 ms link: p50 %.1f ms, below the 20 ms the link adds one way", r.System, r.P50Ms)
+		}
+	}
+}
+
+// TestSmokeCostCurveInProcess runs the cost curve for reo on in-process
+// clusters at two partition counts and a many-topics point: every run
+// must verify, with a start-up time, and reo's commit time must be read.
+func TestSmokeCostCurveInProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds reo and runs it end to end")
+	}
+	out := t.TempDir()
+	c, err := ParseConfig([]string{"--kafka", "inprocess", "--cost-curve", "--systems", "reo", "--cost-partitions", "3,30", "--cost-topics", "20x2",
+		"--sizes", "256", "--bytes", "256000", "--repeats", "1", "--phase-timeout", "2m", "--out", out}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	var log strings.Builder
+	rep, err := Execute(ctx, c, "reo-bench cost smoke", &log)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	if len(rep.Results) != 3 || !rep.CostCurve {
+		t.Fatalf("cost curve: %d results, cost curve %v\n%s", len(rep.Results), rep.CostCurve, log.String())
+	}
+	for _, r := range rep.Results {
+		if !r.Verified || r.Error != "" || r.StartupSec <= 0 || r.ReoSaturation == nil || r.ReoSaturation.CommitMsAvg <= 0 || r.LatencySamples != 0 {
+			t.Errorf("%s: verified=%v error=%q startup %v reo %+v latency samples %d\n%s", r.Workload.Name, r.Verified, r.Error, r.StartupSec, r.ReoSaturation, r.LatencySamples, log.String())
+		}
+	}
+	if r := rep.Results[2]; r.Workload.Topics != 20 || r.Checked != int64(r.Workload.Records) {
+		t.Errorf("many topics: %+v checked %d", r.Workload, r.Checked)
+	}
+	var md strings.Builder
+	if err := rep.Markdown(&md, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "## Cost curve") || !strings.Contains(md.String(), "| 1KiB") && !strings.Contains(md.String(), "| 256B-t20x2-i1 | 40 | reo |") {
+		t.Errorf("bench.md has no cost curve:\n%s", md.String())
 	}
 }

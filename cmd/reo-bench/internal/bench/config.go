@@ -42,6 +42,17 @@ type Config struct {
 	groupSync    time.Duration
 	failoverMode bool
 	failover     failoverSettings
+	// repeats is how many times each system runs each workload,
+	// interleaved.
+	repeats int
+	// geo runs the geo plan: the base workload through the proxies with
+	// no distance, then with each link; the clusters are proxied.
+	geo bool
+	// costCurve runs the cost curve: saturation only, growing partition
+	// and topic counts.
+	costCurve bool
+	// pipeDefaults runs the pipe with franz-go's defaults, not tuned.
+	pipeDefaults bool
 }
 
 // Out is the report directory (--out).
@@ -146,6 +157,16 @@ func ParseConfig(args []string, stderr io.Writer) (*Config, error) {
 	fs.IntVar(&c.failover.members, "failover-members", 3, "members of the failover's consumer group")
 	fs.StringVar(&c.failover.workload, "failover-workload", report.FailoverMixed, "what the failover's producers write: mixed (committed and aborted transactions, plain batches) or plain (plain batches only)")
 	fs.DurationVar(&c.failover.steady, "failover-steady", 0, "how long the failover's group runs after it is first synced, before the sync interval in which the source is lost (0: two intervals)")
+	fs.IntVar(&c.repeats, "repeats", 3, "runs of every system on every workload, interleaved (the order of the systems rotated per run); tables give the median and the range (--quick: 1)")
+	fs.BoolVar(&c.geo, "geo", false, "run the geo plan: the base workload through toxiproxy links with no distance, then with the replicator --geo-rtts away from the source and from the destination (--geo-sides); default systems reo,pipe,mm2,mm2-eos")
+	geoRTTs := fs.String("geo-rtts", "40ms,100ms", "round trip times of the geo links")
+	geoSides := fs.String("geo-sides", "source,destination", "which cluster the geo links put at a distance")
+	geoJitter := fs.Float64("geo-jitter", 0.1, "jitter of the geo links each way, as a share of the one-way latency")
+	geoBandwidth := fs.Int("geo-bandwidth-kbps", 25_000, "bandwidth cap of the geo links each way, KB/s per connection (0: none)")
+	fs.BoolVar(&c.costCurve, "cost-curve", false, "run the cost curve: saturation only, at each of --cost-partitions partitions and at --cost-topics; default systems reo,mm2")
+	costParts := fs.String("cost-partitions", "12,48,500,5000", "partition counts of the cost curve")
+	costTopics := fs.String("cost-topics", "1000x3", "the cost curve's many-topics point: TOPICSxPARTITIONS (empty: none)")
+	fs.BoolVar(&c.pipeDefaults, "pipe-defaults", false, "run the pipe with franz-go's defaults instead of reo-bench's tuned settings")
 	sizes := fs.String("sizes", "1024,100,16384", "record value sizes in bytes; the first is the base")
 	parts := fs.String("partitions", "12,1,48", "partition counts; the first is the base")
 	insts := fs.String("instances", "1,2,3", "replicator instance counts; the first is the base")
@@ -222,6 +243,18 @@ func ParseConfig(args []string, stderr io.Writer) (*Config, error) {
 		if !set["warmup"] {
 			c.warmup = 2 * time.Second
 		}
+		if !set["repeats"] {
+			c.repeats = 1 // three would take about 10 minutes
+		}
+	}
+	if c.repeats <= 0 {
+		return nil, errors.New("--repeats must be positive")
+	}
+	if c.geo && c.costCurve || (c.geo || c.costCurve) && c.failoverMode {
+		return nil, errors.New("--geo, --cost-curve and --failover are separate modes: pick one")
+	}
+	if c.costCurve && !set["systems"] {
+		*systems = report.SysReo + "," + report.SysMM2
 	}
 	c.systems = parseList(*systems)
 	known := report.KnownSystems
@@ -284,6 +317,23 @@ func ParseConfig(args []string, stderr io.Writer) (*Config, error) {
 		return nil, err
 	}
 	c.workloads = plan(sz, ps, is, parseList(*cis), parseList(*lingers), parseList(*inflight), parseList(*shards), *bytes, *maxRecords)
+	switch {
+	case c.geo:
+		links, err := geoLinks(parseList(*geoSides), parseList(*geoRTTs), *geoJitter, *geoBandwidth)
+		if err != nil {
+			return nil, err
+		}
+		c.workloads = geoPlan(c.workloads[0], links)
+	case c.costCurve:
+		cps, err := parseInts(*costParts, "--cost-partitions")
+		if err != nil {
+			return nil, err
+		}
+		c.workloads, err = costPlan(sz[0], is[0], cps, *costTopics, *bytes, *maxRecords)
+		if err != nil {
+			return nil, err
+		}
+	}
 	c.kafka = cluster.Kind(*kind)
 	if c.kafka != cluster.Local && c.kafka != cluster.InProcess {
 		return nil, fmt.Errorf("--kafka: %q is not local or inprocess", *kind)
@@ -297,4 +347,68 @@ func ParseConfig(args []string, stderr io.Writer) (*Config, error) {
 	}
 	c.reoArgs = strings.Fields(*reoArgs)
 	return c, nil
+}
+
+// geoLinks are the links of the geo plan: every side at every round trip
+// time, with jitter a share of the one-way latency and a bandwidth cap.
+func geoLinks(sides, rtts []string, jitter float64, kbps int) ([]report.Link, error) {
+	if jitter < 0 || kbps < 0 {
+		return nil, errors.New("--geo-jitter and --geo-bandwidth-kbps must not be negative")
+	}
+	var out []report.Link
+	for _, side := range sides {
+		if side != "source" && side != "destination" {
+			return nil, fmt.Errorf("--geo-sides: %q is not source or destination", side)
+		}
+		for _, r := range rtts {
+			d, err := time.ParseDuration(r)
+			if err != nil || d <= 0 {
+				return nil, fmt.Errorf("--geo-rtts: %q is not a duration", r)
+			}
+			ms := float64(d) / float64(time.Millisecond)
+			out = append(out, report.Link{Side: side, RTTMs: ms, JitterMs: ms / 2 * jitter, BandwidthKBps: kbps})
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("--geo needs at least one of --geo-sides and --geo-rtts")
+	}
+	return out, nil
+}
+
+// geoPlan is base through the proxies with no distance (the reference),
+// then base across each link.
+func geoPlan(base report.Workload, links []report.Link) []report.Workload {
+	out := []report.Workload{base}
+	for _, l := range links {
+		w := base
+		w.Link = &l
+		w.Name = report.WorkloadName(w)
+		out = append(out, w)
+	}
+	return out
+}
+
+// costPlan is the cost curve: size-byte records over each partition
+// count, then over TOPICSxPARTITIONS topics (topics "" for none), all
+// saturation only.
+func costPlan(size, instances int, partitions []int, topics string, bytes int64, maxRecords int) ([]report.Workload, error) {
+	var out []report.Workload
+	add := func(w report.Workload) {
+		w.Records, w.SaturationOnly = recordsFor(bytes, size, maxRecords), true
+		w.Name = report.WorkloadName(w)
+		out = append(out, w)
+	}
+	for _, p := range partitions {
+		add(report.Workload{RecordBytes: size, Partitions: p, Instances: instances})
+	}
+	if topics != "" {
+		t, p, ok := strings.Cut(topics, "x")
+		nt, err1 := strconv.Atoi(t)
+		np, err2 := strconv.Atoi(p)
+		if !ok || err1 != nil || err2 != nil || nt <= 0 || np <= 0 {
+			return nil, fmt.Errorf("--cost-topics: %q is not TOPICSxPARTITIONS", topics)
+		}
+		add(report.Workload{RecordBytes: size, Partitions: np, Topics: nt, Instances: instances})
+	}
+	return out, nil
 }

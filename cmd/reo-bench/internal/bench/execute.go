@@ -26,7 +26,14 @@ func Execute(ctx context.Context, cfg *Config, command string, stderr io.Writer)
 	rep := &report.Report{
 		Machine: machine(), KafkaVersion: cluster.KafkaVersion, Command: command,
 		Provider: string(cfg.kafka), Started: started,
-		Unproxied: !cfg.proxied, ServerJVM: !cfg.testJVM && cfg.kafka == cluster.Local,
+		Unproxied: !cfg.proxied && !cfg.geo, ServerJVM: !cfg.testJVM && cfg.kafka == cluster.Local,
+		CostCurve: cfg.costCurve,
+	}
+	if !cfg.failoverMode {
+		rep.Repeats = cfg.repeats
+	}
+	if slices.Contains(cfg.systems, report.SysPipe) && !cfg.pipeDefaults {
+		rep.PipeTuning = pipeTuning.Args()
 	}
 	if len(cfg.brokerProps) > 0 {
 		rep.Notes = append(rep.Notes, "brokers run with extra properties: "+strings.TrimSpace(strings.ReplaceAll(cluster.FormatProperties(cfg.brokerProps), "\n", " ")))
@@ -104,7 +111,8 @@ func Execute(ctx context.Context, cfg *Config, command string, stderr io.Writer)
 			defer cancel()
 			// The failover comparison makes the source unreachable by
 			// blackholing its links: it needs them.
-			unproxied := !cfg.proxied && !(cfg.failoverMode && name == "source")
+			// Geo workloads put distance on the links.
+			unproxied := !cfg.proxied && !cfg.geo && !(cfg.failoverMode && name == "source")
 			c, err := cluster.Start(sctx, cfg.kafka, cluster.Spec{Name: "bench-" + name, Brokers: 1,
 				Unproxied: unproxied, ServerJVM: !cfg.testJVM && cfg.kafka == cluster.Local, Props: cfg.brokerProps})
 			ch <- startResult{c, err}
@@ -145,7 +153,7 @@ func Execute(ctx context.Context, cfg *Config, command string, stderr io.Writer)
 			Members: cfg.failover.members, Reps: cfg.failover.reps, SteadySec: cfg.failover.steady.Seconds(), Workload: cfg.failover.workload}
 		rep.Failover.Runs = b.runFailovers(ctx, cfg.systems)
 	} else {
-		rep.Results = b.runAll(ctx)
+		rep.Results, rep.Ceilings = b.runAll(ctx)
 	}
 	rep.DurationSec = time.Since(started).Seconds()
 	if err := ctx.Err(); err != nil {

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,9 +12,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/reo-kafka/reo/cluster/kafkatest"
 	"github.com/reo-kafka/reo/cmd/reo-bench/internal/report"
 	"github.com/reo-kafka/reo/internal/logtext"
 	"github.com/reo-kafka/reo/systems"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // running is one system under test, started through package systems: its
@@ -139,10 +144,10 @@ func (b *bench) startSystem(sys systems.System, pattern, run string, instances i
 	return r, nil
 }
 
-// start starts system name for workload wl on topic (the same name on
-// both sides), with wl.Instances processes, as replication run.
-func (b *bench) start(name string, wl report.Workload, topic, run string) (*running, error) {
-	pattern := "^" + regexp.QuoteMeta(topic) + "$"
+// start starts system name for workload wl on the topics of ts (the same
+// names on both sides), with wl.Instances processes, as replication run.
+func (b *bench) start(name string, wl report.Workload, ts topicSet, run string) (*running, error) {
+	pattern, topic := ts.pattern(), ts.base
 	switch name {
 	case report.SysReoGroupSync, report.SysReoGroupSyncOff:
 		g, err := startAppGroup(b.src.ClientOpts(), run+"-app", topic, report.AppMembers)
@@ -179,7 +184,11 @@ func (b *bench) system(name string, wl report.Workload) (systems.System, error) 
 	case report.SysReo:
 		return systems.Reo{Bin: b.reoBin, Flags: b.reoFlags(wl)}, nil
 	case report.SysPipe:
-		return systems.Pipe{Bin: b.pipeBin}, nil
+		p := systems.Pipe{Bin: b.pipeBin}
+		if !b.cfg.pipeDefaults {
+			p.Tuning = pipeTuning
+		}
+		return p, nil
 	case report.SysMM2, report.SysMM2EOS:
 		if b.mm2 == nil {
 			return nil, fmt.Errorf("%s: MirrorMaker 2 is not available", name)
@@ -222,4 +231,83 @@ func brokerPids(c interface{ Root() string }) []int {
 		}
 	}
 	return out
+}
+
+// topicSet is the topics one run of a system copies: base alone, or
+// base-t0000 ... when n > 1.
+type topicSet struct {
+	base string
+	n    int
+}
+
+func (t topicSet) String() string {
+	if t.n > 1 {
+		return fmt.Sprintf("%s-t* (%d topics)", t.base, t.n)
+	}
+	return t.base
+}
+
+// names lists the topics.
+func (t topicSet) names() []string {
+	if t.n <= 1 {
+		return []string{t.base}
+	}
+	out := make([]string, t.n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s-t%04d", t.base, i)
+	}
+	return out
+}
+
+// pattern is the anchored regular expression matching exactly the
+// topics (no comma: MirrorMaker 2 would read a list).
+func (t topicSet) pattern() string {
+	if t.n <= 1 {
+		return "^" + regexp.QuoteMeta(t.base) + "$"
+	}
+	return "^" + regexp.QuoteMeta(t.base) + "-t[0-9]{4}$"
+}
+
+// createTopics creates the topics of ts with partitions each on the
+// cluster opts reach, in batches of a hundred.
+func (b *bench) createTopics(ctx context.Context, opts []kgo.Opt, ts topicSet, partitions int) error {
+	names := ts.names()
+	if len(names) == 1 {
+		return kafkatest.CreateTopic(ctx, opts, names[0], int32(partitions), -1, nil)
+	}
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	for i := 0; i < len(names); i += 100 {
+		batch := names[i:min(i+100, len(names))]
+		resp, err := adm.CreateTopics(ctx, int32(partitions), -1, nil, batch...)
+		if err == nil {
+			err = resp.Error()
+		}
+		if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+			return fmt.Errorf("create %d topics %s: %w", len(batch), ts, err)
+		}
+	}
+	// Wait until every partition has a leader.
+	for ctx.Err() == nil {
+		md, err := adm.ListTopics(ctx, names...)
+		ready := err == nil && len(md) == len(names)
+		for _, td := range md {
+			ready = ready && td.Err == nil && len(td.Partitions) == partitions
+			for _, p := range td.Partitions {
+				ready = ready && p.Leader >= 0
+			}
+		}
+		if ready {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("topics %s not ready: %w", ts, ctx.Err())
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -48,28 +49,38 @@ func (g *RecordGen) Record(prefix string, i int) *kgo.Record {
 	}
 }
 
-// Preload writes n records to topic with a plain producer (no compression),
-// calling progress with the count acknowledged so far.
-func Preload(ctx context.Context, opts []kgo.Opt, topic string, g *RecordGen, n int, progress func(int)) error {
-	cl, err := kgo.NewClient(append(append([]kgo.Opt(nil), opts...),
-		kgo.DefaultProduceTopic(topic),
+// Preload writes n records to topics with a plain producer (no
+// compression), calling progress with the count acknowledged so far.
+// Record i goes to partition i mod partitions of topic (i / partitions)
+// mod len(topics), so the topics fill evenly. tuning options are applied
+// last (the produce ceiling's). It returns how long the writing took,
+// from the first Produce to the last acknowledgement.
+func Preload(ctx context.Context, opts []kgo.Opt, topics []string, g *RecordGen, n int, progress func(int), tuning ...kgo.Opt) (time.Duration, error) {
+	if len(topics) == 0 {
+		return 0, errors.New("preload: no topic")
+	}
+	topic := topics[0]
+	cl, err := kgo.NewClient(append(append(append([]kgo.Opt(nil), opts...),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.ProducerBatchCompression(kgo.NoCompression()),
 		kgo.ProducerLinger(5*time.Millisecond),
 		kgo.MaxBufferedBytes(64<<20),
-	)...)
+	), tuning...)...)
 	if err != nil {
-		return fmt.Errorf("preload producer: %w", err)
+		return 0, fmt.Errorf("preload producer: %w", err)
 	}
 	defer cl.Close()
 	var acked atomic.Int64
 	var firstErr error
 	var errOnce sync.Once
+	start := time.Now()
 	for i := range n {
 		if ctx.Err() != nil {
 			break
 		}
-		cl.Produce(ctx, g.Record("s", i), func(_ *kgo.Record, err error) {
+		r := g.Record("s", i)
+		r.Topic = topics[(i/g.partitions)%len(topics)]
+		cl.Produce(ctx, r, func(_ *kgo.Record, err error) {
 			if err != nil {
 				errOnce.Do(func() { firstErr = err })
 				return
@@ -80,15 +91,16 @@ func Preload(ctx context.Context, opts []kgo.Opt, topic string, g *RecordGen, n 
 		})
 	}
 	if err := cl.Flush(ctx); err != nil {
-		return fmt.Errorf("preload %s: %w", topic, err)
+		return 0, fmt.Errorf("preload %s: %w", topic, err)
 	}
+	took := time.Since(start)
 	if firstErr != nil {
-		return fmt.Errorf("preload %s: %w", topic, firstErr)
+		return 0, fmt.Errorf("preload %s: %w", topic, firstErr)
 	}
 	if progress != nil {
 		progress(int(acked.Load()))
 	}
-	return nil
+	return took, nil
 }
 
 // Watcher is the harness consumer on a destination topic (read_committed,
@@ -111,17 +123,19 @@ type Watcher struct {
 	fetchErr error
 }
 
-// Watch starts a Watcher on topic; reached is closed once target records
-// (if target > 0) have been seen.
-func Watch(ctx context.Context, opts []kgo.Opt, topic string, target int64, onRecord func(r *kgo.Record, at time.Time)) (*Watcher, error) {
-	cl, err := kgo.NewClient(append(append([]kgo.Opt(nil), opts...),
-		kgo.ConsumeTopics(topic),
+// Watch starts a Watcher on topics; Reached is closed once target
+// records (if target > 0) have been seen. tuning options are applied last
+// (the consume ceiling's).
+func Watch(ctx context.Context, opts []kgo.Opt, topics []string, target int64, onRecord func(r *kgo.Record, at time.Time), tuning ...kgo.Opt) (*Watcher, error) {
+	topic := strings.Join(topics, ",")
+	cl, err := kgo.NewClient(append(append(append([]kgo.Opt(nil), opts...),
+		kgo.ConsumeTopics(topics...),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.FetchMaxWait(100*time.Millisecond),
-	)...)
+	), tuning...)...)
 	if err != nil {
-		return nil, fmt.Errorf("Watcher on %s: %w", topic, err)
+		return nil, fmt.Errorf("watcher on %s: %w", topic, err)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	w := &Watcher{cl: cl, cancel: cancel, done: make(chan struct{}), reached: make(chan struct{}), target: target}

@@ -93,36 +93,6 @@ type FailoverRun struct {
 // of never skipping a committed record.
 func (r FailoverRun) OK() bool { return r.Error == "" && r.Skipped == 0 }
 
-// Spread is the median and range of one figure over the repetitions.
-type Spread struct {
-	Median, Min, Max float64
-	N                int
-}
-
-func SpreadOf(xs []float64) Spread {
-	if len(xs) == 0 {
-		return Spread{}
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	m := s[len(s)/2]
-	if len(s)%2 == 0 {
-		m = (s[len(s)/2-1] + s[len(s)/2]) / 2
-	}
-	return Spread{Median: m, Min: s[0], Max: s[len(s)-1], N: len(s)}
-}
-
-func (s Spread) Format(unit string, digits int) string {
-	if s.N == 0 {
-		return "–"
-	}
-	f := func(v float64) string { return fmt.Sprintf("%.*f", digits, v) }
-	if s.N == 1 || s.Min == s.Max {
-		return f(s.Median) + unit
-	}
-	return fmt.Sprintf("%s%s (%s–%s)", f(s.Median), unit, f(s.Min), f(s.Max))
-}
-
 // FailoverSummary is one system's figures over its completed runs.
 type FailoverSummary struct {
 	System                                      string

@@ -30,8 +30,8 @@ type GroupSyncCheck struct {
 func GroupSyncText(r *Report) string {
 	var b strings.Builder
 	for _, wl := range r.workloads() {
-		on, okOn := r.find(SysReoGroupSync, wl)
-		off, okOff := r.find(SysReoGroupSyncOff, wl)
+		on, okOn := r.Summarize(SysReoGroupSync, wl.Name)
+		off, okOff := r.Summarize(SysReoGroupSyncOff, wl.Name)
 		if !okOn || !okOff || wl.ReoOnly() {
 			continue
 		}
@@ -50,13 +50,18 @@ func GroupSyncText(r *Report) string {
 			return fmt.Sprintf("%.2f×", a/b)
 		}
 		var synced []string
-		for _, c := range on.GroupSync {
-			synced = append(synced, fmt.Sprintf("%d of %d", c.SyncedPartitions, c.SourcePartitions))
+		for _, x := range r.Results {
+			if x.System != SysReoGroupSync || x.Workload.Name != wl.Name {
+				continue
+			}
+			for _, c := range x.GroupSync {
+				synced = append(synced, fmt.Sprintf("%d of %d", c.SyncedPartitions, c.SourcePartitions))
+			}
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", wl.Name,
-			fmtNum(on.RecordsPerSec), fmtNum(off.RecordsPerSec), ratio(on.RecordsPerSec, off.RecordsPerSec),
-			fmtNum(on.P50Ms), fmtNum(off.P50Ms), ratio(on.P50Ms, off.P50Ms),
-			fmtNum(on.P99Ms), fmtNum(off.P99Ms), ratio(on.P99Ms, off.P99Ms), strings.Join(synced, ", "))
+			on.RecordsPerSec.num(), off.RecordsPerSec.num(), ratio(on.RecordsPerSec.Median, off.RecordsPerSec.Median),
+			on.P50Ms.num(), off.P50Ms.num(), ratio(on.P50Ms.Median, off.P50Ms.Median),
+			on.P99Ms.num(), off.P99Ms.num(), ratio(on.P99Ms.Median, off.P99Ms.Median), strings.Join(synced, ", "))
 	}
 	if b.Len() > 0 {
 		b.WriteString("\n")

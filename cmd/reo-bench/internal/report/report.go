@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -61,10 +60,35 @@ type Report struct {
 	DurationSec float64   `json:"duration_sec"`
 	// Notes are caveats that apply to the whole run (an in-process
 	// provider, a MirrorMaker version other than the brokers').
-	Notes   []string `json:"notes,omitempty"`
-	Results []Result `json:"results"`
+	Notes []string `json:"notes,omitempty"`
+	// Repeats is how many times each system ran each workload,
+	// interleaved (0 in older reports: once).
+	Repeats int `json:"repeats,omitempty"`
+	// PipeTuning is the pipe's client settings (its flags), when tuned.
+	PipeTuning []string `json:"pipe_tuning,omitempty"`
+	// CostCurve says the run was the cost curve (--cost-curve).
+	CostCurve bool     `json:"cost_curve,omitempty"`
+	Results   []Result `json:"results"`
+	// Ceilings are the bare producer's and consumer's rates, per
+	// workload and repetition.
+	Ceilings []Ceiling `json:"ceilings,omitempty"`
 	// Failover is the failover comparison (--failover), when it ran.
 	Failover *FailoverReport `json:"failover,omitempty"`
+}
+
+// Ceiling is what the clusters take and give with no replicator in
+// between, in the same run as the systems: a bare producer writing the
+// workload's records into the destination, and a bare consumer reading
+// them (read_committed) from the source, both franz-go tuned for
+// throughput. A replicator cannot be faster than the smaller of the two.
+type Ceiling struct {
+	Workload             string  `json:"workload"`
+	Repeat               int     `json:"repeat"`
+	ProduceRecordsPerSec float64 `json:"produce_records_per_sec"`
+	ProduceMBPerSec      float64 `json:"produce_mb_per_sec"`
+	ConsumeRecordsPerSec float64 `json:"consume_records_per_sec"`
+	ConsumeMBPerSec      float64 `json:"consume_mb_per_sec"`
+	Error                string  `json:"error,omitempty"`
 }
 
 // Machine describes where the run was made.
@@ -97,22 +121,58 @@ type Workload struct {
 	ReoMaxInflight    string `json:"reo_max_inflight_bytes,omitempty"`
 	// ReoShards is reo's --shards (empty: auto, the default).
 	ReoShards string `json:"reo_shards,omitempty"`
+	// Topics is how many source topics of Partitions partitions each the
+	// records are spread over (0 or 1: one).
+	Topics int `json:"topics,omitempty"`
+	// Link, when set, puts distance between the replicator and one
+	// cluster: the replicator's clients cross a link with this round
+	// trip time and bandwidth (the harness's own go direct).
+	Link *Link `json:"link,omitempty"`
+	// SaturationOnly workloads have no latency phase (the cost curve).
+	SaturationOnly bool `json:"saturation_only,omitempty"`
 }
 
-// reoOnly reports whether w varies a reo setting, so only reo runs it.
+// Link is the distance a geo workload puts between the replicator and
+// one cluster: half the round trip each way, with jitter, and a
+// bandwidth cap each way (toxiproxy's, per connection).
+type Link struct {
+	// Side is "source" or "destination".
+	Side          string  `json:"side"`
+	RTTMs         float64 `json:"rtt_ms"`
+	JitterMs      float64 `json:"jitter_ms"`
+	BandwidthKBps int     `json:"bandwidth_kbps"`
+}
+
+// TopicCount is how many topics the workload's records are spread over.
+func (w Workload) TopicCount() int { return max(1, w.Topics) }
+
+// ReoOnly reports whether w varies a reo setting, so only reo runs it.
 func (w Workload) ReoOnly() bool {
 	return w.ReoCommitInterval != "" || w.ReoCommitLinger != "" || w.ReoMaxInflight != "" || w.ReoShards != ""
 }
 
-// base is the workload w varies: the same records without reo settings.
+// Base is the workload w varies: the same records without reo settings.
 func (w Workload) Base() Workload {
 	w.ReoCommitInterval, w.ReoCommitLinger, w.ReoMaxInflight, w.ReoShards = "", "", "", ""
 	w.Name = WorkloadName(w)
 	return w
 }
 
+// WorkloadName names w by what sets it apart: size, partitions (per
+// topic, with the topic count when several), instances, reo's settings,
+// the link.
 func WorkloadName(w Workload) string {
 	n := fmt.Sprintf("%s-p%d-i%d", SizeName(w.RecordBytes), w.Partitions, w.Instances)
+	if w.Topics > 1 {
+		n = fmt.Sprintf("%s-t%dx%d-i%d", SizeName(w.RecordBytes), w.Topics, w.Partitions, w.Instances)
+	}
+	if l := w.Link; l != nil {
+		side := "src"
+		if l.Side == "destination" {
+			side = "dst"
+		}
+		n += fmt.Sprintf("-%s-rtt%gms", side, l.RTTMs)
+	}
 	if w.ReoCommitInterval != "" {
 		n += "-ci" + w.ReoCommitInterval
 	}
@@ -128,6 +188,7 @@ func WorkloadName(w Workload) string {
 	return n
 }
 
+// SizeName is a record size as the report writes it: 1KiB, 100B.
 func SizeName(b int) string {
 	switch {
 	case b >= 1<<10 && b%(1<<10) == 0:
@@ -148,6 +209,14 @@ type Percentile struct {
 type Result struct {
 	System   string   `json:"system"`
 	Workload Workload `json:"workload"`
+	// Repeat is which repetition of the workload this run was (1, 2, ...;
+	// 0 in reports made before repetitions, read as 1), and Order its
+	// place among the systems in that repetition (1 ran first).
+	Repeat int `json:"repeat,omitempty"`
+	Order  int `json:"order,omitempty"`
+	// Skipped says why the system did not run the workload (then nothing
+	// else is a figure).
+	Skipped string `json:"skipped,omitempty"`
 
 	RecordsPerSec   float64 `json:"records_per_sec"`
 	MBPerSec        float64 `json:"mb_per_sec"`
@@ -229,88 +298,6 @@ func ReadReport(path string) (*Report, error) {
 	return &r, nil
 }
 
-// find returns the result of system on the workload that w's records are
-// compared against (w's base for reo-only workloads).
-func (r *Report) find(system string, w Workload) (Result, bool) {
-	want := w.Base().Name
-	for _, x := range r.Results {
-		if x.System == system && x.Workload.Name == want {
-			return x, true
-		}
-	}
-	return Result{}, false
-}
-
-// Ratio is a's throughput over the throughput of system other on a's
-// workload; ok is false when there is no such result or it is zero.
-func (r *Report) Ratio(a Result, other string) (float64, bool) {
-	b, ok := r.find(other, a.Workload)
-	if !ok || b.RecordsPerSec <= 0 {
-		return 0, false
-	}
-	return a.RecordsPerSec / b.RecordsPerSec, true
-}
-
-// Target is one of the issue's goals for reo on the quick workload.
-type Target struct {
-	Name   string
-	Want   string
-	Got    string
-	Met    bool
-	Margin string // by how much it is met or missed
-}
-
-// Targets evaluates the goals for reo on workload name: ≥0.9× pipe
-// throughput, ≥2× mm2-eos throughput, p99 ≤ 250 ms at the fixed rate,
-// peak RSS ≤ 256 MiB. A goal whose inputs are missing or unverified is
-// reported as not met.
-func (r *Report) Targets(workload string) []Target {
-	var reo Result
-	found := false
-	for _, x := range r.Results {
-		if x.System == SysReo && x.Workload.Name == workload {
-			reo, found = x, true
-		}
-	}
-	if !found {
-		return nil
-	}
-	var out []Target
-	ratioTarget := func(other string, want float64) {
-		t := Target{Name: fmt.Sprintf("throughput vs %s", other), Want: fmt.Sprintf("≥ %.1f×", want)}
-		o, ok := r.find(other, reo.Workload)
-		switch {
-		case !ok || o.RecordsPerSec <= 0:
-			t.Got, t.Margin = "n/a", "no "+other+" result"
-		default:
-			ratio := reo.RecordsPerSec / o.RecordsPerSec
-			t.Got = fmt.Sprintf("%.2f×", ratio)
-			t.Met = ratio >= want && reo.Verified && o.Verified
-			t.Margin = fmt.Sprintf("%+.1f%% of the goal", (ratio/want-1)*100)
-			if !reo.Verified || !o.Verified {
-				t.Margin += " (unverified run)"
-			}
-		}
-		out = append(out, t)
-	}
-	ratioTarget(SysPipe, 0.9)
-	ratioTarget(SysMM2EOS, 2)
-	lat := Target{Name: "p99 latency at the fixed rate", Want: "≤ 250 ms"}
-	if reo.LatencySamples > 0 {
-		lat.Got = fmt.Sprintf("%.1f ms", reo.P99Ms)
-		lat.Met = reo.P99Ms <= 250 && reo.Verified
-		lat.Margin = fmt.Sprintf("%+.1f ms", 250-reo.P99Ms)
-	} else {
-		lat.Got, lat.Margin = "n/a", "no latency samples"
-	}
-	out = append(out, lat)
-	rss := Target{Name: "peak RSS", Want: "≤ 256 MiB", Got: fmt.Sprintf("%.0f MiB", reo.PeakRSSMB)}
-	rss.Met = reo.PeakRSSMB > 0 && reo.PeakRSSMB <= 256
-	rss.Margin = fmt.Sprintf("%+.0f MiB", 256-reo.PeakRSSMB)
-	out = append(out, rss)
-	return out
-}
-
 // workloads lists the distinct workloads of r in first-seen order.
 func (r *Report) workloads() []Workload {
 	var out []Workload
@@ -360,33 +347,36 @@ func (r *Report) Markdown(w io.Writer, charts []string) error {
 	for _, n := range r.Notes {
 		fmt.Fprintf(&b, "- **note:** %s\n", n)
 	}
+	if r.Repeats > 1 {
+		fmt.Fprintf(&b, "- every system ran every workload %d times, interleaved (the order of the systems rotated between repetitions); figures are the median with the range in brackets, ratios are of medians\n", r.Repeats)
+	}
+	if len(r.PipeTuning) > 0 {
+		fmt.Fprintf(&b, "- the pipe's client settings: `%s` (franz-go defaults otherwise)\n", strings.Join(r.PipeTuning, " "))
+	}
 	b.WriteString("\n")
+	b.WriteString(r.targetsText())
+	if r.CostCurve {
+		b.WriteString(r.costCurveText())
+	}
 
 	for _, wl := range r.workloads() {
 		fmt.Fprintf(&b, "## %s\n\n", wl.Name)
-		fmt.Fprintf(&b, "%d records of %s over %d partitions, %d replicator instance(s)", wl.Records, SizeName(wl.RecordBytes), wl.Partitions, wl.Instances)
+		fmt.Fprintf(&b, "%d records of %s over %d partitions, %d replicator instance(s)", wl.Records, SizeName(wl.RecordBytes), wl.Partitions*wl.TopicCount(), wl.Instances)
+		if wl.Topics > 1 {
+			fmt.Fprintf(&b, " (%d topics of %d partitions)", wl.Topics, wl.Partitions)
+		}
+		if l := wl.Link; l != nil {
+			fmt.Fprintf(&b, "; the replicator reaches the %s across a link of %g ms round trip (± %g ms each way) capped at %d KB/s each way per connection, the harness's own clients directly", l.Side, l.RTTMs, l.JitterMs, l.BandwidthKBps)
+		}
+		if wl.SaturationOnly {
+			b.WriteString("; saturation only")
+		}
 		if wl.ReoOnly() {
 			fmt.Fprintf(&b, "; reo only, with --commit-interval %s --commit-linger %s --max-inflight-bytes %s --shards %s (ratios against %s)",
 				orDefault(wl.ReoCommitInterval), orDefault(wl.ReoCommitLinger), orDefault(wl.ReoMaxInflight), orDefault(wl.ReoShards), wl.Base().Name)
 		}
 		b.WriteString(".\n\n")
-		b.WriteString("| system | records/s | MB/s | × pipe | × mm2-eos | startup s | offered rec/s | p50 ms | p99 ms | p99.9 ms | CPU s/GB | broker CPU s/GB | peak RSS MiB | verified |\n")
-		b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|:---:|\n")
-		for _, x := range r.Results {
-			if x.Workload.Name != wl.Name {
-				continue
-			}
-			rp, okp := r.Ratio(x, SysPipe)
-			re, oke := r.Ratio(x, SysMM2EOS)
-			verified := "✅"
-			if !x.Verified {
-				verified = "❌ " + violationSummary(x)
-			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-				x.System, fmtNum(x.RecordsPerSec), fmtNum(x.MBPerSec), fmtRatio(rp, okp), fmtRatio(re, oke),
-				fmtNum(x.StartupSec), fmtNum(x.OfferedRate), fmtNum(x.P50Ms), fmtNum(x.P99Ms), fmtNum(x.P999Ms),
-				fmtNum(x.CPUSecondsPerGB), fmtNum(x.BrokerCPUSecondsPerGB), fmtNum(x.PeakRSSMB), verified)
-		}
+		b.WriteString(r.workloadTable(wl))
 		b.WriteString("\n")
 		if ts := r.Targets(wl.Name); len(ts) > 0 && !wl.ReoOnly() {
 			b.WriteString("Goals for reo on this workload:\n\n| goal | want | got | met | margin |\n|---|---|---|:---:|---|\n")
@@ -412,12 +402,15 @@ func (r *Report) Markdown(w io.Writer, charts []string) error {
 					if steps != "" {
 						steps = " (" + steps + ")"
 					}
-					fmt.Fprintf(&b, "- reo's own metrics, %s phase: %.0f transactions of %.0f records on average; commit (flush records and checkpoints, EndTxn) %.1f ms on average%s, p99 ≤ %.0f ms; %.0f aborted\n",
-						ph.name, ph.st.Transactions, ph.st.RecordsPerTxn, ph.st.CommitMsAvg, steps, ph.st.CommitP99Ms, ph.st.Aborted)
+					fmt.Fprintf(&b, "- reo's own metrics%s, %s phase: %.0f transactions of %.0f records on average; commit (flush records and checkpoints, EndTxn) %.1f ms on average%s, p99 ≤ %.0f ms; %.0f aborted\n",
+						repeatLabel(x), ph.name, ph.st.Transactions, ph.st.RecordsPerTxn, ph.st.CommitMsAvg, steps, ph.st.CommitP99Ms, ph.st.Aborted)
 				}
 			}
 			if x.Error != "" {
-				fmt.Fprintf(&b, "- %s: %s\n", x.System, strings.ReplaceAll(logtext.Head(x.Error, 6), "\n", " "))
+				fmt.Fprintf(&b, "- %s%s: %s\n", x.System, repeatLabel(x), strings.ReplaceAll(logtext.Head(x.Error, 6), "\n", " "))
+			}
+			if x.Skipped != "" {
+				fmt.Fprintf(&b, "- %s skipped: %s\n", x.System, x.Skipped)
 			}
 		}
 		b.WriteString("\n")
@@ -447,23 +440,27 @@ func orDefault(s string) string {
 	return s
 }
 
-func violationSummary(x Result) string {
-	if len(x.Violations) == 0 {
-		if x.Error != "" {
+// violationSummary sums the oracle's findings over system's runs on
+// workload, by kind; "(error)" when a run failed without any.
+func (r *Report) violationSummary(system, workload string) string {
+	counts := map[string]int{}
+	failed := false
+	for _, x := range r.Results {
+		if x.System != system || x.Workload.Name != workload {
+			continue
+		}
+		for k, n := range x.Violations {
+			counts[k] += n
+		}
+		failed = failed || (!x.Verified && x.Error != "")
+	}
+	if len(counts) == 0 {
+		if failed {
 			return "(error)"
 		}
 		return ""
 	}
-	keys := make([]string, 0, len(x.Violations))
-	for k := range x.Violations {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var parts []string
-	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s %d", k, x.Violations[k]))
-	}
-	return strings.Join(parts, ", ")
+	return CountsText(counts)
 }
 
 const methodText = `## How it was measured
@@ -474,6 +471,19 @@ const methodText = `## How it was measured
   empty with the same partition count). Nothing else of the bench runs while
   a system is measured, apart from the harness consumer that watches the
   destination.
+- **Repetitions.** With more than one run per system, the runs are
+  interleaved: each repetition preloads fresh topics for every system and
+  runs them in an order rotated by one from the last (on a small machine
+  the system that runs first after a pause is measurably slower). Tables
+  give the median over the runs and the range in brackets; ratios and
+  goals are of medians; bench.json keeps every run.
+- **Ceilings.** In each repetition, before the systems, a bare franz-go
+  producer writes the same N records into fresh destination topics
+  (records/s over the whole write), and a bare read_committed consumer
+  reads them from freshly preloaded source topics (timed like the
+  systems), both with the pipe's tuned settings, on direct connections.
+  "× ceiling" is a system's median over the smaller of the two medians:
+  no replicator on these clusters can copy faster.
 - **Throughput at saturation.** The source topic is preloaded with N records
   (random, incompressible values; a key; an id header), then the system is
   started. A read_committed consumer on the destination notes when the first
@@ -506,15 +516,25 @@ const methodText = `## How it was measured
   cmd/reo/README.md) unless the workload says otherwise. pipe: a
   franz-go consume→produce loop without transactions (consumer group, reads
   read_committed, keeps partition, key, value, headers and timestamp,
-  commits offsets after the produce is acknowledged): at-least-once, the
-  practical ceiling. mm2: MirrorMaker 2 in dedicated mode, identity
+  commits offsets after the produce is acknowledged): at-least-once, tuned
+  as one would tune such a loop by hand (its settings are listed at the
+  top when tuned). mm2: MirrorMaker 2 in dedicated mode, identity
   replication policy, checkpoints, heartbeats, offset syncs and group offset
   sync off, one task per partition up to 4 per instance, -Xmx512m with
   Kafka's usual G1 settings. mm2-eos: the same with
   exactly.once.source.support=enabled on the target, internal REST on,
-  read_committed source consumer. Every client runs with its own library's
-  defaults (franz-go: snappy, 10 ms linger; Java: no compression, 5 ms
-  linger, 16 KiB batches), as a user who does not tune them gets.
+  read_committed source consumer. reo and MirrorMaker 2 run with their
+  clients' library defaults (franz-go: snappy, 10 ms linger; Java: no
+  compression, 5 ms linger, 16 KiB batches), as a user who does not tune
+  them gets.
+- **Distance (geo workloads).** Every broker is reached through a
+  toxiproxy link; on a geo workload the links of one cluster delay each
+  direction by half the round trip (± the jitter) and cap each direction's
+  bandwidth per connection. The replicator's clients cross them; the
+  harness's producers, watchers and oracle connect directly.
+- **Start-up** is from starting the system's processes to the first record
+  visible on the destination; the cost curve reports it with reo's commit
+  time (its own metrics) and peak RSS at each partition and topic count.
 `
 
 // setupText describes the brokers and the network the run used.
@@ -554,5 +574,99 @@ func (r *Report) setupText() string {
   "harness CPU" in bench.json, the same per byte for every system.
 `)
 	}
+	return b.String()
+}
+
+// repeatLabel names x's repetition in notes, when it has one.
+func repeatLabel(x Result) string {
+	if x.Repeat == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (run %d)", x.Repeat)
+}
+
+// workloadTable is a workload's table: one row per system (medians and
+// ranges over its runs) and the ceilings.
+func (r *Report) workloadTable(wl Workload) string {
+	var b strings.Builder
+	b.WriteString("| system | records/s | MB/s | × pipe | × mm2-eos | × ceiling | startup s | offered rec/s | p50 ms | p99 ms | p99.9 ms | CPU s/GB | broker CPU s/GB | peak RSS MiB | verified |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|:---:|\n")
+	for _, sys := range r.systemsOn(wl.Name) {
+		s, _ := r.Summarize(sys, wl.Name)
+		if s.Runs == 0 {
+			fmt.Fprintf(&b, "| %s | skipped: %s | | | | | | | | | | | | | |\n", sys, strings.ReplaceAll(s.Skipped, "|", "/"))
+			continue
+		}
+		rp, okp := r.RatioOf(sys, wl, SysPipe)
+		re, oke := r.RatioOf(sys, wl, SysMM2EOS)
+		rc, okc := r.OfCeiling(sys, wl)
+		verified := "✅"
+		if !s.AllVerified() {
+			verified = strings.TrimSpace("❌ " + r.violationSummary(sys, wl.Name))
+		}
+		if s.Runs > 1 {
+			verified += fmt.Sprintf(" %d/%d", s.Verified, s.Runs)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+			sys, s.RecordsPerSec.num(), s.MBPerSec.num(), fmtRatio(rp, okp), fmtRatio(re, oke), fmtRatio(rc, okc),
+			s.StartupSec.num(), s.OfferedRate.num(), s.P50Ms.num(), s.P99Ms.num(), s.P999Ms.num(),
+			s.CPUSecondsPerGB.num(), s.BrokerCPUSecondsPerGB.num(), s.PeakRSSMB.num(), verified)
+	}
+	if c, ok := r.CeilingOf(wl); ok && !wl.ReoOnly() {
+		fmt.Fprintf(&b, "| *ceiling: bare producer into the destination* | %s | %s | | | | | | | | | | | | |\n", c.Produce.num(), c.ProduceMB.num())
+		fmt.Fprintf(&b, "| *ceiling: bare consumer from the source* | %s | %s | | | | | | | | | | | | |\n", c.Consume.num(), c.ConsumeMB.num())
+	}
+	return b.String()
+}
+
+// targetsText is bench.md's summary of the goals for reo over every
+// workload; empty when reo has none.
+func (r *Report) targetsText() string {
+	ts := r.AllTargets()
+	if len(ts) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	met := 0
+	for _, t := range ts {
+		if t.Met {
+			met++
+		}
+	}
+	fmt.Fprintf(&b, "## Goals for reo\n\n%d of %d met, each judged on the medians of this run; workloads that vary a reo setting are experiments and have none.\n\n", met, len(ts))
+	b.WriteString("| workload | goal | want | got | met | margin |\n|---|---|---|---|:---:|---|\n")
+	for _, t := range ts {
+		mark := "✅"
+		if !t.Met {
+			mark = "❌"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", t.Workload, t.Name, t.Want, t.Got, mark, t.Margin)
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// costCurveText is the cost curve: per system, how throughput, start-up,
+// commit time and memory grow with partitions and topics.
+func (r *Report) costCurveText() string {
+	var b strings.Builder
+	b.WriteString("## Cost curve\n\nHow each system's cost grows with the partitions it copies: throughput at saturation, start-up (process start to the first record visible on the destination), reo's commit time (its own metrics: average and p99 bucket), peak RSS. Medians over the runs.\n\n")
+	b.WriteString("| workload | partitions | system | records/s | startup s | commit ms avg | commit ms p99 | peak RSS MiB | CPU s/GB | verified |\n|---|---:|---|---:|---:|---:|---:|---:|---:|:---:|\n")
+	for _, wl := range r.workloads() {
+		for _, sys := range r.systemsOn(wl.Name) {
+			s, _ := r.Summarize(sys, wl.Name)
+			if s.Runs == 0 {
+				fmt.Fprintf(&b, "| %s | %d | %s | skipped: %s | | | | | | |\n", wl.Name, wl.Partitions*wl.TopicCount(), sys, strings.ReplaceAll(s.Skipped, "|", "/"))
+				continue
+			}
+			v := "✅"
+			if !s.AllVerified() {
+				v = "❌"
+			}
+			fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", wl.Name, wl.Partitions*wl.TopicCount(), sys,
+				s.RecordsPerSec.num(), s.StartupSec.num(), s.CommitMsAvg.num(), s.CommitP99Ms.num(), s.PeakRSSMB.num(), s.CPUSecondsPerGB.num(), v)
+		}
+	}
+	b.WriteString("\n")
 	return b.String()
 }

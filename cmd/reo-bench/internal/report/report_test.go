@@ -126,27 +126,37 @@ func TestReportFiles(t *testing.T) {
 
 // TestRatiosAndTargets proves the ratio math of bench.md and the goals:
 // reo/pipe and reo/mm2-eos on the same workload, a reo-only variant
-// compared with its base workload's pipe, and the goal verdicts.
+// compared with its base workload's pipe, and the goal verdicts, each
+// met or missed by how much.
 func TestRatiosAndTargets(t *testing.T) {
 	r := sampleReport()
-	reo, variant := r.Results[1], r.Results[4]
-	if got, ok := r.Ratio(reo, SysPipe); !ok || math.Abs(got-0.95) > 1e-9 {
+	base, variant := r.Results[1].Workload, r.Results[4].Workload
+	if got, ok := r.RatioOf(SysReo, base, SysPipe); !ok || math.Abs(got-0.95) > 1e-9 {
 		t.Errorf("reo/pipe = %v, %v; want 0.95", got, ok)
 	}
-	if got, ok := r.Ratio(reo, SysMM2EOS); !ok || math.Abs(got-2.375) > 1e-9 {
+	if got, ok := r.RatioOf(SysReo, base, SysMM2EOS); !ok || math.Abs(got-2.375) > 1e-9 {
 		t.Errorf("reo/mm2-eos = %v, %v; want 2.375", got, ok)
 	}
-	if got, ok := r.Ratio(variant, SysPipe); !ok || math.Abs(got-1.2) > 1e-9 {
+	if got, ok := r.RatioOf(SysReo, variant, SysPipe); !ok || math.Abs(got-1.2) > 1e-9 {
 		t.Errorf("reo-only variant/pipe = %v, %v; want 1.2 (against the base workload)", got, ok)
 	}
 	ts := r.Targets("1KiB-p12-i1")
-	if len(ts) != 4 {
-		t.Fatalf("want 4 goals, got %+v", ts)
-	}
+	got := map[string]Target{}
 	for _, g := range ts {
-		if !g.Met {
-			t.Errorf("goal %q should be met: %+v", g.Name, g)
+		got[g.Name] = g
+	}
+	// CPU has no figures in the sample: that goal is left out.
+	for name, met := range map[string]bool{"throughput vs pipe": true, "throughput vs mm2-eos": true,
+		"p99 vs pipe at the same rate": false, "p99 at the fixed rate": true, "peak RSS": true} {
+		if g, ok := got[name]; !ok || g.Met != met {
+			t.Errorf("goal %q: %+v (present %v), want met=%v", name, g, ok, met)
 		}
+	}
+	if len(ts) != 5 {
+		t.Errorf("want 5 goals, got %+v", ts)
+	}
+	if g := got["p99 vs pipe at the same rate"]; g.Got != "8.00×" || g.Margin != "-75.0% of the goal" {
+		t.Errorf("p99 240 ms against the pipe's 30 ms: %+v", g)
 	}
 	// An unverified mm2-eos result cannot back a goal.
 	r.Results[3].Verified = false
@@ -157,6 +167,21 @@ func TestRatiosAndTargets(t *testing.T) {
 	r.Results[1].RecordsPerSec = 45_000
 	if g := r.Targets("1KiB-p12-i1")[0]; g.Met || g.Got != "0.45×" || g.Margin != "-50.0% of the goal" {
 		t.Errorf("missed goal: %+v", g)
+	}
+	// CPU per GB: at most 1.2× the pipe's.
+	r = sampleReport()
+	r.Results[0].CPUSecondsPerGB, r.Results[1].CPUSecondsPerGB = 10, 13
+	for _, g := range r.Targets("1KiB-p12-i1") {
+		if g.Name == "CPU s/GB vs pipe" && (g.Met || g.Got != "1.30×") {
+			t.Errorf("CPU 13 against the pipe's 10: %+v", g)
+		}
+	}
+	// Distance added: no absolute p99 goal.
+	r.Results[1].Workload.Link = &Link{Side: "source", RTTMs: 40}
+	for _, g := range r.Targets("1KiB-p12-i1") {
+		if g.Name == "p99 at the fixed rate" {
+			t.Errorf("a geo workload is held to the absolute p99: %+v", g)
+		}
 	}
 
 	var md strings.Builder
@@ -169,10 +194,49 @@ func TestRatiosAndTargets(t *testing.T) {
 		"| reo | 120000 | – | 1.20× | 3.00× |",
 		"❌ lost 3",
 		"Command: `reo-bench --quick`",
+		"## Goals for reo\n\n4 of 5 met",
+		"| 1KiB-p12-i1 | p99 vs pipe at the same rate | ≤ 2.0× pipe | 8.00× | ❌ |",
 	} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("bench.md lacks %q:\n%s", want, md.String())
 		}
+	}
+}
+
+// TestRepeatsMediansAndCeilings proves that with three interleaved runs
+// per system the table gives the median and the range, ratios are of
+// medians (not of runs paired up), and the ceiling fraction divides by
+// the smaller of the median produce and consume ceilings.
+func TestRepeatsMediansAndCeilings(t *testing.T) {
+	w := Workload{Name: "1KiB-p12-i1", RecordBytes: 1024, Partitions: 12, Instances: 1, Records: 1000}
+	r := &Report{Repeats: 3}
+	for i, rates := range [][2]float64{{100, 80}, {120, 70}, {90, 95}} {
+		r.Results = append(r.Results,
+			Result{System: SysPipe, Workload: w, Repeat: i + 1, RecordsPerSec: rates[0], P99Ms: 50 + float64(i), Verified: true},
+			Result{System: SysReo, Workload: w, Repeat: i + 1, RecordsPerSec: rates[1], P99Ms: 100 - float64(i), Verified: i != 1})
+		r.Ceilings = append(r.Ceilings, Ceiling{Workload: w.Name, Repeat: i + 1, ProduceRecordsPerSec: 200 + float64(i), ConsumeRecordsPerSec: 300})
+	}
+	reo, _ := r.Summarize(SysReo, w.Name)
+	if reo.RecordsPerSec != (Spread{80, 70, 95, 3}) || reo.Runs != 3 || reo.Verified != 2 || reo.AllVerified() {
+		t.Errorf("reo summary %+v", reo)
+	}
+	if got, _ := r.RatioOf(SysReo, w, SysPipe); math.Abs(got-0.8) > 1e-9 {
+		t.Errorf("reo/pipe = %v, want 80/100 (medians)", got)
+	}
+	if got, ok := r.OfCeiling(SysReo, w); !ok || math.Abs(got-80.0/201) > 1e-9 {
+		t.Errorf("reo of the ceiling = %v, %v; want 80/201", got, ok)
+	}
+	var md strings.Builder
+	if err := r.Markdown(&md, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| reo | 80.0 (70.0–95.0) |", "0.80×", "❌ 2/3", "ceiling: bare producer into the destination* | 201 (200–202)", "3 times, interleaved"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("bench.md lacks %q:\n%s", want, md.String())
+		}
+	}
+	if m := r.medians(); len(m.Results) != 2 || m.Results[1].RecordsPerSec != 80 || m.Results[1].Verified {
+		t.Errorf("chart medians %+v", m.Results)
 	}
 }
 

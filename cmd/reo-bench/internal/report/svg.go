@@ -43,6 +43,7 @@ var axes = []axis{
 
 // writeCharts writes the charts of r into dir and returns their file names.
 func writeCharts(dir string, r *Report) ([]string, error) {
+	r = r.medians()
 	var names []string
 	write := func(name, svg string) error {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(svg), 0o644); err != nil {

@@ -1,0 +1,258 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/reo-kafka/reo/cmd/reo-bench/internal/measure"
+	"github.com/reo-kafka/reo/cmd/reo-bench/internal/report"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// rotation is the order the systems run in repetition rep (1, 2, ...):
+// the list rotated left by rep-1, so each system runs first once every
+// len(systems) repetitions. On a small machine the first system after a
+// pause is measurably slower (the brokers' JVMs warm up again); rotating
+// spreads that over every system instead of charging it to one.
+func rotation(systems []string, rep int) []string {
+	if len(systems) == 0 {
+		return nil
+	}
+	k := (rep - 1) % len(systems)
+	return append(slices.Clone(systems[k:]), systems[:k]...)
+}
+
+// offeredRate is half the slowest system's saturation throughput.
+func offeredRate(rs []report.Result) float64 {
+	slowest := 0.0
+	for _, r := range rs {
+		if r.RecordsPerSec > 0 && (slowest == 0 || r.RecordsPerSec < slowest) {
+			slowest = r.RecordsPerSec
+		}
+	}
+	return slowest / 2
+}
+
+// runAll runs every workload, each b.cfg.repeats times, and returns the
+// results in the order they were made, and the ceilings.
+func (b *bench) runAll(ctx context.Context) ([]report.Result, []report.Ceiling) {
+	var out []report.Result
+	var ceilings []report.Ceiling
+	baseRate := map[string]float64{}
+	// skip holds, per system, why it runs no larger cost curve workload.
+	skip := map[string]string{}
+	for _, wl := range b.cfg.workloads {
+		systems := b.systemsFor(wl)
+		if len(systems) == 0 {
+			continue
+		}
+		var run []string
+		for _, sys := range systems {
+			if why, ok := skip[sys]; ok {
+				out = append(out, report.Result{System: sys, Workload: wl, Skipped: why})
+				continue
+			}
+			run = append(run, sys)
+		}
+		if len(run) == 0 {
+			continue
+		}
+		heal, err := b.applyLink(ctx, wl)
+		var res []report.Result
+		var ceil []report.Ceiling
+		if err != nil {
+			for _, sys := range run {
+				res = append(res, report.Result{System: sys, Workload: wl, Error: "link: " + err.Error()})
+			}
+		} else {
+			res, ceil = b.runWorkload(ctx, wl, run, baseRate[wl.Base().Name])
+		}
+		if herr := heal(); herr != nil {
+			b.prog.Logf("%s: heal the link: %v", wl.Name, herr)
+		}
+		if !wl.ReoOnly() {
+			baseRate[wl.Name] = offeredRate(res)
+		}
+		if b.cfg.costCurve {
+			for _, r := range res {
+				if r.Error != "" && r.StartupSec == 0 {
+					skip[r.System] = fmt.Sprintf("did not copy a record of %s within %s (--phase-timeout), so no larger workload was run", wl.Name, b.cfg.phaseTimeout)
+				}
+			}
+		}
+		out, ceilings = append(out, res...), append(ceilings, ceil...)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return out, ceilings
+}
+
+// runWorkload runs wl b.cfg.repeats times. In each repetition the source
+// topics of every system and of the ceilings are preloaded with the same
+// records, the ceilings are measured, then every system's saturation run
+// in the repetition's order, then (unless the workload has none) every
+// system's latency run in the same order, at one offered rate for all:
+// --latency-rate, else half the slowest system's saturation rate on the
+// base workload, else on this one in its first repetition.
+func (b *bench) runWorkload(ctx context.Context, wl report.Workload, systems []string, rate float64) ([]report.Result, []report.Ceiling) {
+	gen := measure.NewRecordGen(wl.RecordBytes, wl.Partitions, b.cfg.seed)
+	var out []report.Result
+	var ceilings []report.Ceiling
+	if b.cfg.rate > 0 {
+		rate = b.cfg.rate
+	}
+	for rep := 1; rep <= b.cfg.repeats && ctx.Err() == nil; rep++ {
+		order := rotation(systems, rep)
+		res := make([]report.Result, len(order))
+		sets := make([]topicSet, len(order))
+		for i, sys := range order {
+			res[i] = report.Result{System: sys, Workload: wl, Repeat: rep, Order: i + 1}
+			sets[i] = topicSet{base: fmt.Sprintf("bench-%s-%s-sat-r%d", wl.Name, sys, rep), n: wl.TopicCount()}
+		}
+		b.prog.Step(fmt.Sprintf("%s run %d/%d: preload %d records into %d topic sets", wl.Name, rep, b.cfg.repeats, wl.Records, len(order)))
+		for i := range order {
+			err := b.createTopics(ctx, b.srcOpts, sets[i], wl.Partitions)
+			if err == nil {
+				_, err = measure.Preload(ctx, b.srcOpts, sets[i].names(), gen, wl.Records, func(n int) {
+					b.prog.Count(int64(i*wl.Records+n), int64(len(order)*wl.Records))
+				})
+			}
+			if err != nil {
+				res[i].Error = fmt.Sprintf("preload: %v", err)
+			}
+		}
+		b.prog.Done()
+		if !wl.ReoOnly() {
+			c := b.ceiling(ctx, wl, gen, rep)
+			if c.Error != "" {
+				b.prog.Logf("%s run %d ceilings: %s", wl.Name, rep, c.Error)
+			} else {
+				b.prog.Logf("%s run %d ceilings: produce %.0f records/s (%.1f MB/s), consume %.0f records/s (%.1f MB/s)",
+					wl.Name, rep, c.ProduceRecordsPerSec, c.ProduceMBPerSec, c.ConsumeRecordsPerSec, c.ConsumeMBPerSec)
+			}
+			ceilings = append(ceilings, c)
+		}
+		for i, sys := range order {
+			b.prog.Step(fmt.Sprintf("%s run %d: %s at saturation", wl.Name, rep, sys))
+			if res[i].Error == "" {
+				if err := b.saturate(ctx, sys, wl, sets[i], &res[i]); err != nil {
+					res[i].Error = "saturation: " + err.Error()
+					b.prog.Logf("%s run %d %s: %v", wl.Name, rep, sys, err)
+				} else {
+					b.prog.Logf("%s run %d %s: %.0f records/s (%.1f MB/s), startup %.1fs, %.1f CPU s/GB, peak RSS %.0f MiB, verified=%v%s",
+						wl.Name, rep, sys, res[i].RecordsPerSec, res[i].MBPerSec, res[i].StartupSec, res[i].CPUSecondsPerGB, res[i].PeakRSSMB, res[i].Verified, res[i].ReoSaturation.String())
+				}
+			}
+			b.prog.Done()
+		}
+		if wl.SaturationOnly {
+			out = append(out, res...)
+			continue
+		}
+		if rate <= 0 {
+			rate = offeredRate(res)
+		}
+		for i, sys := range order {
+			b.prog.Step(fmt.Sprintf("%s run %d: %s latency at %.0f records/s", wl.Name, rep, sys, rate))
+			switch {
+			case rate <= 0:
+				res[i].Error = joinErr(res[i].Error, "latency: no saturation rate to derive the offered rate from")
+			case ctx.Err() != nil:
+			default:
+				ts := topicSet{base: fmt.Sprintf("bench-%s-%s-lat-r%d", wl.Name, sys, rep), n: 1}
+				if err := b.latency(ctx, sys, wl, ts, gen, rate, &res[i]); err != nil {
+					res[i].Error = joinErr(res[i].Error, "latency: "+err.Error())
+					b.prog.Logf("%s run %d %s latency: %v", wl.Name, rep, sys, err)
+				} else {
+					b.prog.Logf("%s run %d %s: at %.0f records/s p50 %.1f ms, p99 %.1f ms, p99.9 %.1f ms, verified=%v%s",
+						wl.Name, rep, sys, res[i].AchievedRate, res[i].P50Ms, res[i].P99Ms, res[i].P999Ms, res[i].Verified, res[i].ReoLatency.String())
+				}
+			}
+			b.prog.Done()
+		}
+		out = append(out, res...)
+	}
+	return out, ceilings
+}
+
+// ceiling measures what the clusters take and give with no replicator:
+// the bare producer writes the workload's records into fresh destination
+// topics, and the bare consumer reads them from fresh preloaded source
+// topics (read_committed, from the first record seen to the last, as
+// the systems are timed), both with the pipe's tuned client settings, on
+// the harness's direct connections.
+func (b *bench) ceiling(ctx context.Context, wl report.Workload, gen *measure.RecordGen, rep int) report.Ceiling {
+	c := report.Ceiling{Workload: wl.Name, Repeat: rep}
+	b.prog.Step(fmt.Sprintf("%s run %d: ceilings", wl.Name, rep))
+	prod, cons := pipeTuning.ProducerOpts(), pipeTuning.ConsumerOpts()
+	dst := topicSet{base: fmt.Sprintf("bench-%s-ceiling-produce-r%d", wl.Name, rep), n: wl.TopicCount()}
+	src := topicSet{base: fmt.Sprintf("bench-%s-ceiling-consume-r%d", wl.Name, rep), n: wl.TopicCount()}
+	defer b.deleteTopics(context.WithoutCancel(ctx), dst)
+	defer b.deleteTopics(context.WithoutCancel(ctx), src)
+	pctx, cancel := context.WithTimeout(ctx, b.cfg.phaseTimeout)
+	defer cancel()
+	mb := float64(wl.RecordBytes) / 1e6
+	err := b.createTopics(pctx, b.dstOpts, dst, wl.Partitions)
+	if err == nil {
+		var took time.Duration
+		if took, err = measure.Preload(pctx, b.dstOpts, dst.names(), gen, wl.Records, nil, prod...); err == nil && took > 0 {
+			c.ProduceRecordsPerSec = float64(wl.Records) / took.Seconds()
+			c.ProduceMBPerSec = c.ProduceRecordsPerSec * mb
+		}
+	}
+	if err != nil {
+		c.Error = "produce ceiling: " + err.Error()
+		return c
+	}
+	if err = b.createTopics(pctx, b.srcOpts, src, wl.Partitions); err == nil {
+		_, err = measure.Preload(pctx, b.srcOpts, src.names(), gen, wl.Records, nil)
+	}
+	if err == nil {
+		var rps float64
+		if rps, err = b.consumeRate(pctx, src, int64(wl.Records), cons); err == nil {
+			c.ConsumeRecordsPerSec, c.ConsumeMBPerSec = rps, rps*mb
+		}
+	}
+	if err != nil {
+		c.Error = "consume ceiling: " + err.Error()
+	}
+	return c
+}
+
+// consumeRate reads n records of the source topics ts with a bare
+// consumer and returns its rate, timed like the systems: from the first
+// poll that returned records to the last.
+func (b *bench) consumeRate(ctx context.Context, ts topicSet, n int64, tuning []kgo.Opt) (float64, error) {
+	start := time.Now()
+	w, err := measure.Watch(ctx, b.srcOpts, ts.names(), n, nil, tuning...)
+	if err != nil {
+		return 0, err
+	}
+	defer w.Stop()
+	select {
+	case <-w.Reached():
+	case <-ctx.Done():
+		got, _, _, _ := w.Seen()
+		return 0, fmt.Errorf("read %d of %d records: %w", got, n, ctx.Err())
+	}
+	got, first, firstN, last := w.Seen()
+	return windowRate(start, first, last, got, firstN), nil
+}
+
+// windowRate is records per second over the window from the first
+// sighting to the last, not counting what the first sighting saw; from
+// start, counting everything, when the window is too short to time (all
+// at once).
+func windowRate(start, first, last time.Time, got, firstN int64) float64 {
+	window, recs := last.Sub(first), got-firstN
+	if recs <= 0 || window < 50*time.Millisecond {
+		window, recs = last.Sub(start), got
+	}
+	if window <= 0 {
+		return 0
+	}
+	return float64(recs) / window.Seconds()
+}

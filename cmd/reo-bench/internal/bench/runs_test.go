@@ -1,0 +1,174 @@
+package bench
+
+import (
+	"context"
+	"io"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reo-kafka/reo/cluster"
+	"github.com/reo-kafka/reo/cmd/reo-bench/internal/report"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// TestRotation proves the interleaving: each repetition rotates the
+// systems by one, so over as many repetitions as systems each runs first
+// once and every order keeps every system exactly once.
+func TestRotation(t *testing.T) {
+	sys := []string{"pipe", "reo", "mm2", "mm2-eos"}
+	firsts := map[string]int{}
+	for rep := 1; rep <= 8; rep++ {
+		o := rotation(sys, rep)
+		if len(o) != 4 || !slices.Equal(slices.Sorted(slices.Values(o)), slices.Sorted(slices.Values(sys))) {
+			t.Fatalf("run %d order %v is not a permutation of %v", rep, o, sys)
+		}
+		firsts[o[0]]++
+	}
+	for _, s := range sys {
+		if firsts[s] != 2 {
+			t.Errorf("%s ran first %d times in 8 runs, want 2", s, firsts[s])
+		}
+	}
+	if got := rotation(sys, 2); !slices.Equal(got, []string{"reo", "mm2", "mm2-eos", "pipe"}) {
+		t.Errorf("run 2 order %v", got)
+	}
+	if !slices.Equal(sys, []string{"pipe", "reo", "mm2", "mm2-eos"}) {
+		t.Error("rotation changed its input")
+	}
+}
+
+// TestWindowRate proves the rate counts from the first sighting, and
+// falls back to the whole run when everything arrived at once.
+func TestWindowRate(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	if got := windowRate(t0, t0.Add(time.Second), t0.Add(3*time.Second), 1100, 100); got != 500 {
+		t.Errorf("1000 records over 2 s = %v, want 500", got)
+	}
+	if got := windowRate(t0, t0.Add(time.Second), t0.Add(time.Second), 1000, 1000); got != 1000 {
+		t.Errorf("all at once after 1 s = %v, want 1000 (from start)", got)
+	}
+}
+
+// TestModesConfig proves the repeats defaults (3 for the full plan, 1
+// for quick), the geo plan (the base through the proxies, then every
+// side at every round trip time, jitter a share of one way), the cost
+// curve (saturation only, reo and mm2 by default, the many-topics
+// point), and that the modes exclude one another.
+func TestModesConfig(t *testing.T) {
+	c, err := ParseConfig(nil, io.Discard)
+	if err != nil || c.repeats != 3 {
+		t.Fatalf("full plan repeats %d, %v", c.repeats, err)
+	}
+	if c, _ = ParseConfig([]string{"--quick"}, io.Discard); c.repeats != 1 {
+		t.Errorf("quick repeats %d, want 1", c.repeats)
+	}
+	if c, _ = ParseConfig([]string{"--quick", "--repeats", "2"}, io.Discard); c.repeats != 2 {
+		t.Errorf("--quick --repeats 2 gives %d", c.repeats)
+	}
+	c, err = ParseConfig([]string{"--geo", "--repeats", "3"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := workloadNames(c)
+	want := "1KiB-p12-i1 1KiB-p12-i1-src-rtt40ms 1KiB-p12-i1-src-rtt100ms 1KiB-p12-i1-dst-rtt40ms 1KiB-p12-i1-dst-rtt100ms"
+	if strings.Join(names, " ") != want || len(c.systems) != 4 {
+		t.Errorf("geo plan %v systems %v, want %s and all four", names, c.systems, want)
+	}
+	if l := c.workloads[4].Link; l == nil || l.Side != "destination" || l.RTTMs != 100 || l.JitterMs != 5 || l.BandwidthKBps != 25_000 {
+		t.Errorf("100 ms destination link: %+v", l)
+	}
+	c, err = ParseConfig([]string{"--cost-curve"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names = workloadNames(c)
+	for _, w := range c.workloads {
+		if !w.SaturationOnly {
+			t.Errorf("cost curve workload %s has a latency phase", w.Name)
+		}
+	}
+	if strings.Join(names, " ") != "1KiB-p12-i1 1KiB-p48-i1 1KiB-p500-i1 1KiB-p5000-i1 1KiB-t1000x3-i1" || !slices.Equal(c.systems, []string{"reo", "mm2"}) {
+		t.Errorf("cost curve %v systems %v", names, c.systems)
+	}
+	for _, bad := range [][]string{{"--geo", "--cost-curve"}, {"--failover", "--geo"}, {"--repeats", "0"}, {"--geo", "--geo-sides", "middle"},
+		{"--cost-curve", "--cost-topics", "many"}, {"--geo", "--geo-rtts", "far"}} {
+		if _, err := ParseConfig(bad, io.Discard); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+	ts := topicSet{base: "bench-x.y", n: 3}
+	if got := ts.names(); !slices.Equal(got, []string{"bench-x.y-t0000", "bench-x.y-t0001", "bench-x.y-t0002"}) || ts.pattern() != `^bench-x\.y-t[0-9]{4}$` {
+		t.Errorf("topic set %v %s", got, ts.pattern())
+	}
+}
+
+// TestGeoLinkWiring proves the geo links slow the replicator's way to a
+// cluster and not the harness's: on an in-process cluster behind
+// toxiproxy links, a request through the advertised (proxied) address
+// takes at least the round trip time while the link is on, a request on
+// the direct connection does not, and healing removes the delay.
+func TestGeoLinkWiring(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := cluster.Start(ctx, cluster.InProcess, cluster.Spec{Name: "geo-wiring", Brokers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const rtt = 200 * time.Millisecond
+	b := &bench{src: c, dst: c}
+	wl := report.Workload{Name: "w", Link: &report.Link{Side: "source", RTTMs: float64(rtt / time.Millisecond), JitterMs: 5, BandwidthKBps: 10_000}}
+	roundTrip := func(opts []kgo.Opt) time.Duration {
+		cl, err := kgo.NewClient(opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		req := kmsg.NewPtrApiVersionsRequest()
+		if _, err := req.RequestWith(ctx, cl); err != nil { // connects
+			t.Fatal(err)
+		}
+		start := time.Now()
+		if _, err := req.RequestWith(ctx, cl); err != nil {
+			t.Fatal(err)
+		}
+		return time.Since(start)
+	}
+	heal, err := b.applyLink(ctx, wl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxied, direct := roundTrip(c.ClientOpts()), roundTrip(cluster.DirectOpts(c))
+	if err := heal(); err != nil {
+		t.Fatal(err)
+	}
+	healed := roundTrip(c.ClientOpts())
+	if proxied < rtt-2*5*time.Millisecond || direct > rtt/4 || healed > rtt/4 {
+		t.Errorf("round trips with a %v link: through the proxy %v (want ≥ about %v), direct %v, through the healed proxy %v (want well under)",
+			rtt, proxied, rtt, direct, healed)
+	}
+	if _, err := (&bench{src: mustUnproxied(t, ctx)}).applyLink(ctx, wl); err == nil || !strings.Contains(err.Error(), "no proxied links") {
+		t.Errorf("a link on an unproxied cluster: %v", err)
+	}
+}
+
+func mustUnproxied(t *testing.T, ctx context.Context) cluster.Cluster {
+	c, err := cluster.Start(ctx, cluster.InProcess, cluster.Spec{Name: "geo-unproxied", Brokers: 1, Unproxied: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// workloadNames lists the names of c's plan.
+func workloadNames(c *Config) []string {
+	var out []string
+	for _, w := range c.workloads {
+		out = append(out, w.Name)
+	}
+	return out
+}

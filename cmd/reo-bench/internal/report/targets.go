@@ -1,0 +1,105 @@
+package report
+
+import "fmt"
+
+// The goals for reo, each judged on the medians of one run.
+const (
+	// GoalVsPipe: reo's throughput at least this times the tuned pipe's.
+	GoalVsPipe = 0.9
+	// GoalVsMM2EOS: at least this times MirrorMaker 2 with exactly-once.
+	GoalVsMM2EOS = 2.0
+	// GoalP99VsPipe: reo's p99 at most this times the pipe's at the same
+	// offered rate.
+	GoalP99VsPipe = 2.0
+	// GoalP99Ms: reo's p99 at most this on a workload without added
+	// distance.
+	GoalP99Ms = 250.0
+	// GoalCPUVsPipe: reo's CPU seconds per GB at most this times the
+	// pipe's.
+	GoalCPUVsPipe = 1.2
+	// GoalRSSMiB: reo's peak RSS at most this.
+	GoalRSSMiB = 256.0
+)
+
+// Target is one goal for reo on one workload: what is wanted, what the
+// medians gave, whether it is met, and by how much it is met or missed.
+type Target struct {
+	Workload string
+	Name     string
+	Want     string
+	Got      string
+	Met      bool
+	Margin   string
+}
+
+// Targets evaluates the goals for reo on workload name from the medians
+// of its repetitions: throughput ≥ 0.9× the pipe and ≥ 2× mm2-eos, p99 ≤
+// 2× the pipe's at the same rate and ≤ 250 ms without added distance, CPU
+// s/GB ≤ 1.2× the pipe's, peak RSS ≤ 256 MiB. A goal whose other side is
+// missing is left out; one whose runs did not all verify is not met.
+// Nil when reo did not run the workload.
+func (r *Report) Targets(workload string) []Target {
+	reo, ok := r.Summarize(SysReo, workload)
+	if !ok || reo.Runs == 0 {
+		return nil
+	}
+	w := reo.Workload
+	var out []Target
+	add := func(t Target) {
+		t.Workload = workload
+		out = append(out, t)
+	}
+	// ratio is a goal on reo's figure over the other system's: at least
+	// (or at most) want times it.
+	ratio := func(name, other string, figure func(Summary) Spread, want float64, atMost bool) {
+		o, ok := r.Summarize(other, w.Base().Name)
+		a, b := figure(reo), figure(o)
+		if !ok || a.N == 0 || b.N == 0 || b.Median <= 0 {
+			return
+		}
+		got := a.Median / b.Median
+		t := Target{Name: name, Got: fmt.Sprintf("%.2f×", got)}
+		if atMost {
+			t.Want = fmt.Sprintf("≤ %.1f× %s", want, other)
+			t.Met = got <= want
+			t.Margin = fmt.Sprintf("%+.1f%% of the goal", (want/got-1)*100)
+		} else {
+			t.Want = fmt.Sprintf("≥ %.1f× %s", want, other)
+			t.Met = got >= want
+			t.Margin = fmt.Sprintf("%+.1f%% of the goal", (got/want-1)*100)
+		}
+		if !reo.AllVerified() || !o.AllVerified() {
+			t.Met = false
+			t.Margin += " (unverified run)"
+		}
+		add(t)
+	}
+	through := func(s Summary) Spread { return s.RecordsPerSec }
+	p99 := func(s Summary) Spread { return s.P99Ms }
+	cpu := func(s Summary) Spread { return s.CPUSecondsPerGB }
+	ratio("throughput vs pipe", SysPipe, through, GoalVsPipe, false)
+	ratio("throughput vs mm2-eos", SysMM2EOS, through, GoalVsMM2EOS, false)
+	ratio("p99 vs pipe at the same rate", SysPipe, p99, GoalP99VsPipe, true)
+	if reo.P99Ms.N > 0 && w.Link == nil {
+		add(Target{Name: "p99 at the fixed rate", Want: fmt.Sprintf("≤ %.0f ms", GoalP99Ms), Got: fmt.Sprintf("%.1f ms", reo.P99Ms.Median),
+			Met: reo.P99Ms.Median <= GoalP99Ms && reo.AllVerified(), Margin: fmt.Sprintf("%+.1f ms", GoalP99Ms-reo.P99Ms.Median)})
+	}
+	ratio("CPU s/GB vs pipe", SysPipe, cpu, GoalCPUVsPipe, true)
+	if reo.PeakRSSMB.N > 0 {
+		add(Target{Name: "peak RSS", Want: fmt.Sprintf("≤ %.0f MiB", GoalRSSMiB), Got: fmt.Sprintf("%.0f MiB (largest run)", reo.PeakRSSMB.Max),
+			Met: reo.PeakRSSMB.Max <= GoalRSSMiB, Margin: fmt.Sprintf("%+.0f MiB", GoalRSSMiB-reo.PeakRSSMB.Max)})
+	}
+	return out
+}
+
+// AllTargets is the goals on every workload but those that vary a reo
+// setting (experiments, not the plan), in workload order.
+func (r *Report) AllTargets() []Target {
+	var out []Target
+	for _, w := range r.workloads() {
+		if !w.ReoOnly() {
+			out = append(out, r.Targets(w.Name)...)
+		}
+	}
+	return out
+}
