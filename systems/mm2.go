@@ -141,28 +141,30 @@ func (m MM2) Properties(rep Replication, restPort int) map[string]string {
 		tasks = 4
 	}
 	props := map[string]string{
-		"clusters":                                    alias + ", target",
-		alias + ".bootstrap.servers":                  rep.SourceBootstrap(),
-		"target.bootstrap.servers":                    rep.DestBootstrap(),
-		alias + "->target.enabled":                    "true",
-		"target->" + alias + ".enabled":               "false",
-		alias + "->target.topics":                     rep.Topics,
-		"replication.policy.class":                    "org.apache.kafka.connect.mirror.IdentityReplicationPolicy",
-		"tasks.max":                                   fmt.Sprint(tasks),
-		"refresh.topics.interval.seconds":             "1",
-		"sync.group.offsets.enabled":                  "false",
-		"emit.checkpoints.enabled":                    "false",
-		"emit.heartbeats.enabled":                     "false",
-		"emit.offset-syncs.enabled":                   "false",
-		"refresh.groups.enabled":                      "false",
-		"sync.topic.acls.enabled":                     "false",
-		"replication.factor":                          "1",
-		"checkpoints.topic.replication.factor":        "1",
-		"heartbeats.topic.replication.factor":         "1",
-		"offset-syncs.topic.replication.factor":       "1",
-		"offset.storage.replication.factor":           "1",
-		"status.storage.replication.factor":           "1",
-		"config.storage.replication.factor":           "1",
+		"clusters":                             alias + ", target",
+		alias + ".bootstrap.servers":           rep.SourceBootstrap(),
+		"target.bootstrap.servers":             rep.DestBootstrap(),
+		alias + "->target.enabled":             "true",
+		"target->" + alias + ".enabled":        "false",
+		alias + "->target.topics":              rep.Topics,
+		"replication.policy.class":             "org.apache.kafka.connect.mirror.IdentityReplicationPolicy",
+		"tasks.max":                            fmt.Sprint(tasks),
+		"refresh.topics.interval.seconds":      "1",
+		"sync.group.offsets.enabled":           "false",
+		"emit.checkpoints.enabled":             "false",
+		"emit.heartbeats.enabled":              "false",
+		"emit.offset-syncs.enabled":            "false",
+		"refresh.groups.enabled":               "false",
+		"sync.topic.acls.enabled":              "false",
+		"replication.factor":                   "1",
+		"checkpoints.topic.replication.factor": "1",
+		"heartbeats.topic.replication.factor":  "1",
+		"offset.storage.replication.factor":    "1",
+		"status.storage.replication.factor":    "1",
+		"config.storage.replication.factor":    "1",
+		// A killed worker's tasks move after 10 s, not the default 5
+		// minutes, so that a scenario's end sees them copying again.
+		"scheduled.rebalance.max.delay.ms":            "10000",
 		alias + "->target.replication.factor":         "1",
 		alias + "->target.sync.topic.configs.enabled": "false",
 	}
@@ -179,6 +181,9 @@ func (m MM2) Properties(rep Replication, restPort int) map[string]string {
 		props["sync.group.offsets.enabled"] = "true"
 		props["emit.checkpoints.enabled"] = "true"
 		props["emit.offset-syncs.enabled"] = "true"
+		// Only with offset syncs on: MM2 refuses any offset-syncs
+		// setting while they are off.
+		props["offset-syncs.topic.replication.factor"] = "1"
 		props["refresh.groups.enabled"] = "true"
 		props["groups"] = g.Groups
 		props["sync.group.offsets.interval.seconds"] = secs

@@ -140,6 +140,13 @@ func TestMM2Properties(t *testing.T) {
 	if eos["listeners"] != "http://127.0.0.1:8083" || eos["tasks.max"] != "3" {
 		t.Errorf("REST listener or override wrong: listeners=%q tasks.max=%q", eos["listeners"], eos["tasks.max"])
 	}
+	for k := range plain {
+		// MirrorMaker 2 refuses to configure its source connector when
+		// an offset-syncs setting is given while offset syncs are off.
+		if strings.HasPrefix(k, "offset-syncs.") && plain["emit.offset-syncs.enabled"] != "true" {
+			t.Errorf("%s is set while offset syncs are off", k)
+		}
+	}
 	r.Topics = "a,b"
 	if _, err := (systems.MM2{Install: &systems.MM2Install{}}).Cmd(r, 0); err == nil {
 		t.Error("MM2 accepted a pattern with a comma, which it would read as two")
