@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -36,6 +38,9 @@ type peerCell struct {
 	// directory; each replays with reo-chaos --replay.
 	Reports []string `json:"reports,omitempty"`
 	Seeds   []uint64 `json:"seeds"`
+	// Command and When say which run made the row.
+	Command string    `json:"command,omitempty"`
+	When    time.Time `json:"when"`
 }
 
 // peersResult is the whole table, as written to peers.json.
@@ -54,6 +59,12 @@ type peersResult struct {
 func runPeers(ctx context.Context, env scenarios.Env, names []string, open func(string) (systems.System, error),
 	only []scenarios.Action, perFault int, seed uint64, out, command string, stdout io.Writer) (int, error) {
 	res := &peersResult{Command: command, Provider: env.Provider, Brokers: len(env.Source.Brokers()), Started: time.Now()}
+	// Rows of other systems from an earlier run into the same directory
+	// stay (rerunning one system replaces only its rows).
+	kept, err := readPeers(out)
+	if err != nil {
+		return 1, err
+	}
 	failing := 0
 	for _, name := range names {
 		sys, err := open(name)
@@ -61,12 +72,13 @@ func runPeers(ctx context.Context, env scenarios.Env, names []string, open func(
 			return 1, err
 		}
 		env.System = sys
+		kept = slices.DeleteFunc(kept, func(c *peerCell) bool { return c.System == sys.Name() })
 		tg := env.Target()
 		for _, f := range scenarios.Available(tg) {
 			if f.Action == scenarios.Wait || (len(only) > 0 && !slices.Contains(only, f.Action)) {
 				continue
 			}
-			cell := &peerCell{System: sys.Name(), Fault: string(f.Action), Counts: map[oracle.Kind]int{}}
+			cell := &peerCell{System: sys.Name(), Fault: string(f.Action), Counts: map[oracle.Kind]int{}, Command: command, When: res.Started}
 			res.Cells = append(res.Cells, cell)
 			ftg := tg
 			ftg.Only = []scenarios.Action{f.Action}
@@ -94,8 +106,7 @@ func runPeers(ctx context.Context, env scenarios.Env, names []string, open func(
 				}
 				if err == nil && r.OK() {
 					fmt.Fprintf(stdout, "  clean: %s\n", firstLine(r.Verdict.String()))
-					res.Took = time.Since(res.Started).Round(time.Second)
-					if err := writePeers(out, res); err != nil { // the table so far, in case the run is cut short
+					if err := writePeers(out, merged(res, kept)); err != nil { // the table so far, in case the run is cut short
 						return 1, err
 					}
 					continue
@@ -110,19 +121,25 @@ func runPeers(ctx context.Context, env scenarios.Env, names []string, open func(
 				rel, _ := filepath.Rel(out, path)
 				cell.Reports = append(cell.Reports, rel)
 				fmt.Fprintf(stdout, "  FAILING (%v): %s\n  report: %s\n", err, firstLine(r.Verdict.String()), path)
-				res.Took = time.Since(res.Started).Round(time.Second)
-				if err := writePeers(out, res); err != nil {
+				if err := writePeers(out, merged(res, kept)); err != nil {
 					return 1, err
 				}
 			}
 		}
 	}
-	res.Took = time.Since(res.Started).Round(time.Second)
-	if err := writePeers(out, res); err != nil {
+	if err := writePeers(out, merged(res, kept)); err != nil {
 		return 1, err
 	}
 	fmt.Fprintf(stdout, "%d failing runs; table in %s\n", failing, filepath.Join(out, "README.md"))
 	return 0, nil
+}
+
+// merged is res with the kept rows of other systems first, as written.
+func merged(res *peersResult, kept []*peerCell) *peersResult {
+	m := *res
+	m.Took = time.Since(res.Started).Round(time.Second)
+	m.Cells = append(append([]*peerCell(nil), kept...), res.Cells...)
+	return &m
 }
 
 func firstLine(s string) string {
@@ -134,6 +151,28 @@ func firstLine(s string) string {
 // the rest together.
 var peerKinds = []oracle.Kind{oracle.KindLost, oracle.KindDuplicated, oracle.KindReordered, oracle.KindAbortedVisible,
 	oracle.KindCorrupted, oracle.KindWrongPartition, oracle.KindPhantom}
+
+// readPeers returns the rows an earlier run wrote into out (none when
+// there is no peers.json).
+func readPeers(out string) ([]*peerCell, error) {
+	b, err := os.ReadFile(filepath.Join(out, "peers.json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var prev peersResult
+	if err := json.Unmarshal(b, &prev); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(out, "peers.json"), err)
+	}
+	for _, c := range prev.Cells {
+		if c.Command == "" {
+			c.Command, c.When = prev.Command, prev.Started
+		}
+	}
+	return prev.Cells, nil
+}
 
 func writePeers(out string, res *peersResult) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
@@ -152,9 +191,15 @@ func writePeers(out string, res *peersResult) error {
 func peersMarkdown(res *peersResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Replicators under the same faults\n\n")
-	fmt.Fprintf(&b, "Every system ran the same drawn scenarios (package scenarios: a mixed transactional workload, one fault kind per row, healed at the end, then the oracle's record-by-record verdict) on %s clusters of %d broker(s), %s, in %v.\n\n",
+	fmt.Fprintf(&b, "Every system ran the same drawn scenarios (package scenarios: a mixed transactional workload, one fault kind per row, healed at the end, then the oracle's record-by-record verdict) on %s clusters of %d broker(s); the last run, %s, took %v.\n\n",
 		res.Provider, res.Brokers, res.Started.UTC().Format("2006-01-02"), res.Took)
-	fmt.Fprintf(&b, "Command: `%s`\n\n", res.Command)
+	commands := map[string]bool{}
+	for _, c := range res.Cells {
+		if c.Command != "" && !commands[c.Command] {
+			commands[c.Command] = true
+			fmt.Fprintf(&b, "Command (%s): `%s`\n\n", c.When.UTC().Format("2006-01-02 15:04"), c.Command)
+		}
+	}
 	b.WriteString("Cells count records the oracle found in each kind of violation, summed over the row's runs; `failing` counts runs with any violation or a misbehaving instance. `could not run` are harness or cluster troubles, not verdicts.\n\n")
 	b.WriteString("| system | fault | runs | failing |")
 	for _, k := range peerKinds {

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reo-kafka/reo/oracle"
+)
+
+// TestPeersTableKeepsOtherSystems proves a rerun of one system replaces
+// its rows and keeps the others', and that the table shows each row's
+// counts and failing reports.
+func TestPeersTableKeepsOtherSystems(t *testing.T) {
+	dir := t.TempDir()
+	first := &peersResult{Command: "reo-chaos -peers -systems reo,pipe", Provider: "local", Brokers: 1, Started: time.Now(), Cells: []*peerCell{
+		{System: "reo", Fault: "kill", Runs: 2, Counts: map[oracle.Kind]int{}},
+		{System: "pipe", Fault: "kill", Runs: 2, Failing: 1, Counts: map[oracle.Kind]int{oracle.KindDuplicated: 654}, Reports: []string{"pipe/pipe-kill-100.json"}},
+	}}
+	if err := writePeers(dir, first); err != nil {
+		t.Fatal(err)
+	}
+	kept, err := readPeers(dir)
+	if err != nil || len(kept) != 2 || kept[0].Command != first.Command {
+		t.Fatalf("readPeers = %v, %v", kept, err)
+	}
+	second := &peersResult{Command: "reo-chaos -peers -systems pipe", Provider: "local", Brokers: 1, Started: time.Now(), Cells: []*peerCell{
+		{System: "pipe", Fault: "kill", Runs: 1, Counts: map[oracle.Kind]int{oracle.KindLost: 3}, Command: "reo-chaos -peers -systems pipe"},
+	}}
+	var others []*peerCell
+	for _, c := range kept {
+		if c.System != "pipe" {
+			others = append(others, c)
+		}
+	}
+	if err := writePeers(dir, merged(second, others)); err != nil {
+		t.Fatal(err)
+	}
+	md := peersMarkdown(merged(second, others))
+	for _, want := range []string{
+		"| reo | kill | 2 | 0 | 0 | 0 |",
+		"| pipe | kill | 1 | 0 | 3 | 0 |",
+		"`reo-chaos -peers -systems reo,pipe`",
+		"`reo-chaos -peers -systems pipe`",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("table lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "654") || strings.Contains(md, "pipe-kill-100.json") {
+		t.Errorf("the replaced pipe row survived:\n%s", md)
+	}
+}
