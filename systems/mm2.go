@@ -189,9 +189,6 @@ func (m MM2) Properties(rep Replication, restPort int) map[string]string {
 		props["sync.group.offsets.interval.seconds"] = secs
 		props["emit.checkpoints.interval.seconds"] = secs
 		props["refresh.groups.interval.seconds"] = secs
-		// Set only with offset syncs on: MM2 refuses an offset-syncs
-		// setting while emit.offset-syncs.enabled is false.
-		props["offset-syncs.topic.replication.factor"] = "1"
 		props[alias+".consumer.isolation.level"] = "read_committed"
 	}
 	for k, v := range m.Props {

@@ -212,15 +212,6 @@ func TestMM2GroupSync(t *testing.T) {
 	if _, ok := off["r1.consumer.isolation.level"]; ok {
 		t.Error("without a group or exactly-once, MM2's consumer keeps its default isolation")
 	}
-	// MirrorMaker 2 refuses to start a connector with an offset-syncs
-	// setting while emit.offset-syncs.enabled is false.
-	for _, p := range []map[string]string{off, systems.MM2{EOS: true}.Properties(r, 8083)} {
-		for k := range p {
-			if strings.HasPrefix(k, "offset-syncs.") {
-				t.Errorf("offset syncs off, yet %s is set", k)
-			}
-		}
-	}
 }
 
 // TestMM2Problems proves the MM2 log summary keeps warnings and errors
