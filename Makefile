@@ -6,7 +6,7 @@ KAFKA_VERSION := $(shell sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:
 KAFKA_LIBS    := .cache/kafka-$(KAFKA_VERSION)/libs
 TEST_TIMEOUT  ?= 25m
 
-.PHONY: all build test test-short lint kafka kafka-mm2 images demo chaos bench bench-quick bench-geo bench-cost clean
+.PHONY: all build test test-shrink test-short lint kafka kafka-mm2 images demo chaos bench bench-quick bench-geo bench-cost clean
 
 all: build
 
@@ -52,6 +52,11 @@ build:
 ## packages in the order given, two at a time on 2 cores.
 test: kafka
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./scenarios/ ./...
+
+## test-shrink: the planted three-step bug found and shrunk by rapid on
+## in-process clusters (about 12 minutes; -short and make test skip it)
+test-shrink:
+	REO_KAFKA=inprocess REO_SEED=7 $(GO) test -count=1 -timeout 40m -run 'TestShrinkFindsPlantedBug' -v ./scenarios/
 
 ## test-short: in-process clusters only (no JVM)
 test-short:

@@ -98,17 +98,13 @@ func LoadReplay(path string) (*Replay, error) {
 }
 
 // SystemName is the name systems.Open knows the scenario's system by
-// ("reo" when the report names none: reports written before systems
-// were named ran reo).
+// (every System's Name is), "reo" when the report names none: reports
+// written before systems were named ran reo.
 func (rp *Replay) SystemName() string {
-	name := rp.Scenario.System
-	switch {
-	case name == "":
+	if rp.Scenario.System == "" {
 		return "reo"
-	case strings.HasPrefix(name, "mutant-"): // systems.Mutant's Name
-		return "mutant:" + strings.TrimPrefix(name, "mutant-")
 	}
-	return name
+	return rp.Scenario.System
 }
 
 // Start opens the scenario's system (building it as o says) and starts a

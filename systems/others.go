@@ -46,7 +46,8 @@ type Mutant struct {
 	Mode string
 }
 
-func (m Mutant) Name() string { return "mutant-" + m.Mode }
+// Name is the name Open knows it by, mutant:<mode>.
+func (m Mutant) Name() string { return "mutant:" + m.Mode }
 
 func (Mutant) Caps() Caps { return Caps{ExactlyOnce: true, MaxInstances: 1, CleanStop: true} }
 
