@@ -240,17 +240,6 @@ func openTransactions(ctx context.Context, opts []kgo.Opt, topic string) ([]stri
 	return open, nil
 }
 
-// onlyLost reports whether every violation is a missing record (the
-// destination is behind, not wrong).
-func onlyLost(v oracle.Verdict) bool {
-	for k, n := range v.Counts {
-		if n > 0 && k != oracle.KindLost {
-			return false
-		}
-	}
-	return true
-}
-
 // TestReoImageReplicates proves the reo image, built from the Dockerfile,
 // replicates exactly once between two containerized Kafka clusters when
 // configured only through kafka-reo's environment contract
@@ -369,7 +358,10 @@ func TestReoImageReplicates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := oracle.Check(s, d, oracle.IdentityMapping(), hist); !onlyLost(v) {
+	// Lost records are the copy being behind; source-lost ones are the
+	// last transactions whose markers are not yet written (see
+	// scenarios.Healable). Anything else is wrong.
+	if v := oracle.Check(s, d, oracle.IdentityMapping(), hist); !v.OK() && !scenarios.Healable(v) {
 		t.Fatalf("after docker stop the destination is not a clean prefix of the source: %s", v.String())
 	}
 
