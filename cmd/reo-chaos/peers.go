@@ -87,8 +87,10 @@ func runPeers(ctx context.Context, env scenarios.Env, names []string, open func(
 					return 1, ctx.Err()
 				}
 				s := seed + uint64(i)
-				sc := scenarios.FromSeed(ftg, s)
-				sc.Name = sys.Name() + "-" + string(f.Action)
+				// About 20 steps of the one fault kind, so each run holds
+				// the fault many times.
+				sc := scenarios.GenLong(ftg).Example(int(s))
+				sc.Seed, sc.Name = s, sys.Name()+"-"+string(f.Action)
 				cell.Seeds = append(cell.Seeds, s)
 				fmt.Fprintf(stdout, "%s %s seed %d: %s\n", sys.Name(), f.Action, s, sc)
 				r, err := scenarios.Run(ctx, env, sc)
@@ -191,7 +193,7 @@ func writePeers(out string, res *peersResult) error {
 func peersMarkdown(res *peersResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Replicators under the same faults\n\n")
-	fmt.Fprintf(&b, "Every system ran the same drawn scenarios (package scenarios: a mixed transactional workload, one fault kind per row, healed at the end, then the oracle's record-by-record verdict) on %s clusters of %d broker(s); the last run, %s, took %v.\n\n",
+	fmt.Fprintf(&b, "Every system ran the same drawn scenarios (package scenarios: a mixed transactional workload, one fault kind per row, about 20 steps of it per run (scenarios.GenLong), healed at the end, then the oracle's record-by-record verdict) on %s clusters of %d broker(s); the last run, %s, took %v.\n\n",
 		res.Provider, res.Brokers, res.Started.UTC().Format("2006-01-02"), res.Took)
 	commands := map[string]bool{}
 	for _, c := range res.Cells {
