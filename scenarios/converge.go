@@ -19,6 +19,10 @@ type Converged struct {
 // convergePoll is how long Converge waits between two looks.
 const convergePoll = 500 * time.Millisecond
 
+// decidedLooks is how many looks in a row without fewer missing records
+// end the wait once a violation that waiting cannot heal is seen.
+const decidedLooks = 3
+
 // Converge polls until the destination holds everything the source does
 // (the oracle's verdict is clean) or ctx ends, reading both clusters
 // directly (bypassing the proxies). It keeps polling while every violation
@@ -26,8 +30,10 @@ const convergePoll = 500 * time.Millisecond
 // or the last transactions the workload committed are not yet visible in
 // the source, because a commit is acknowledged once the coordinator has
 // logged it and the markers that make it visible to read_committed
-// readers follow asynchronously. It returns at once on any other
-// violation. When ctx ends it returns the last verdict it took (if any
+// readers follow asynchronously. On any other violation it returns as
+// soon as no record is missing, or the missing ones stopped decreasing for
+// three looks (an at-least-once system that duplicated goes on copying,
+// and its missing count is final only then). When ctx ends it returns the last verdict it took (if any
 // look succeeded) and an error saying what was still wrong.
 func Converge(ctx context.Context, src, dst cluster.Cluster, topics []string, m oracle.Mapping, hist *oracle.History) (Converged, error) {
 	dstTopics := make([]string, len(topics))
@@ -55,15 +61,35 @@ func converge(ctx context.Context, look func(context.Context) (src, dst oracle.L
 	var (
 		last  Converged
 		taken bool // last holds a verdict
+		// A decided violation with records still missing: the copy may
+		// still be catching up (an at-least-once system duplicates and
+		// goes on), so the missing count is final only once it stops
+		// falling. still counts looks without progress.
+		still int
+		// prevLost is the missing count of the last look (-1: none).
+		prevLost = -1
 	)
 	for {
 		s, d, err := look(ctx)
 		if err == nil {
 			last, taken = Converged{oracle.Check(s, d, m, hist), s, d}, true
+			lost := last.Verdict.Counts[oracle.KindLost]
 			if !Healable(last.Verdict) {
-				// Clean, or a violation that waiting cannot heal.
-				return last, nil
+				if lost == 0 {
+					// Clean, or a violation that waiting cannot heal with
+					// no record still on its way.
+					return last, nil
+				}
+				if prevLost >= 0 && lost >= prevLost {
+					still++
+				} else {
+					still = 0
+				}
+				if still >= decidedLooks {
+					return last, nil
+				}
 			}
+			prevLost = lost
 		}
 		select {
 		case <-ctx.Done():

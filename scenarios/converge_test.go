@@ -118,43 +118,60 @@ func TestConvergeWaitsForCommitMarkers(t *testing.T) {
 }
 
 // TestConvergeReturnsUnhealableAtOnce proves Converge does not wait on a
-// violation that waiting cannot heal: a duplicated record in the
-// destination, even while the tail is still missing on both sides, and a
-// phantom the workload never acknowledged.
+// violation that waiting cannot heal when nothing is missing: a phantom
+// the workload never acknowledged.
 func TestConvergeReturnsUnhealableAtOnce(t *testing.T) {
 	f := newConvergeFixture()
-	dup := f.log()
-	tp := oracle.TopicPartition{Topic: "t", Partition: 1}
-	r := dup[tp][1]
-	r.Offset = 10
-	dup.Add(r)
 	phantom := f.log(0, 1)
 	phantom.Add(oracle.Record{Topic: "t", Partition: 1, Offset: 20, Key: []byte("x"),
 		Headers: []oracle.Header{{Key: oracle.IDHeader, Value: []byte("never-written")}}})
-	for _, tc := range []struct {
-		name     string
-		src, dst oracle.Log
-		kind     oracle.Kind
-	}{
-		{"duplicate while the tail is missing", f.log(0), dup, oracle.KindDuplicated},
-		{"phantom never acknowledged", f.log(0, 1), phantom, oracle.KindPhantom},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			read, calls := looks(look{tc.src, tc.dst}, look{f.log(0, 1), f.log(0, 1)})
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			conv, err := converge(ctx, read, oracle.IdentityMapping(), f.hist, time.Millisecond)
-			if err != nil {
-				t.Fatalf("converge: %v", err)
-			}
-			if *calls != 1 {
-				t.Fatalf("converge took %d looks on a %s, want 1", *calls, tc.kind)
-			}
-			if conv.Verdict.Counts[tc.kind] != 1 {
-				t.Fatalf("want one %s in the returned verdict, got:\n%s", tc.kind, conv.Verdict)
-			}
-		})
+	read, calls := looks(look{f.log(0, 1), phantom}, look{f.log(0, 1), f.log(0, 1)})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conv, err := converge(ctx, read, oracle.IdentityMapping(), f.hist, time.Millisecond)
+	if err != nil {
+		t.Fatalf("converge: %v", err)
 	}
+	if *calls != 1 || conv.Verdict.Counts[oracle.KindPhantom] != 1 {
+		t.Fatalf("converge took %d looks, want 1 with one phantom; verdict:\n%s", *calls, conv.Verdict)
+	}
+}
+
+// TestConvergeDecidedViolationWaitsForTheMissing proves that once a
+// violation waiting cannot heal is seen (a duplicate, as an at-least-once
+// system makes and then goes on copying), Converge still looks until no
+// record is missing, or the missing count stopped falling for
+// decidedLooks looks, so the verdict's missing count is final.
+func TestConvergeDecidedViolationWaitsForTheMissing(t *testing.T) {
+	f := newConvergeFixture()
+	tp := oracle.TopicPartition{Topic: "t", Partition: 1}
+	withDup := func(l oracle.Log) oracle.Log {
+		r := l[tp][1]
+		r.Offset = 10
+		l.Add(r)
+		return l
+	}
+	t.Run("caught up", func(t *testing.T) {
+		// Partition 0's half of the tail is missing, then copied.
+		read, calls := looks(look{f.log(0), withDup(f.log())}, look{f.log(0), withDup(f.log(0))})
+		conv, err := converge(context.Background(), read, oracle.IdentityMapping(), f.hist, time.Millisecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if *calls != 2 || conv.Verdict.Counts[oracle.KindDuplicated] != 1 || conv.Verdict.Counts[oracle.KindLost] != 0 {
+			t.Fatalf("took %d looks, want 2, ending with a duplicate and nothing lost:\n%s", *calls, conv.Verdict)
+		}
+	})
+	t.Run("stuck", func(t *testing.T) {
+		read, calls := looks(look{f.log(0), withDup(f.log())})
+		conv, err := converge(context.Background(), read, oracle.IdentityMapping(), f.hist, time.Millisecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if *calls != 1+decidedLooks || conv.Verdict.Counts[oracle.KindLost] != 2 || conv.Verdict.Counts[oracle.KindDuplicated] != 1 {
+			t.Fatalf("took %d looks, want %d, ending with the duplicate and 2 lost:\n%s", *calls, 1+decidedLooks, conv.Verdict)
+		}
+	})
 }
 
 // TestConvergeReturnsLastVerdictAtDeadline proves that when the tail never
