@@ -28,8 +28,12 @@ type peerCell struct {
 	Fault  string `json:"fault"`
 	// Runs counts the scenarios that ran to a verdict; Failing those whose
 	// verdict was not clean or whose instances misbehaved.
-	Runs    int                 `json:"runs"`
-	Failing int                 `json:"failing"`
+	Runs    int `json:"runs"`
+	Failing int `json:"failing"`
+	// Stalled counts runs whose destination had not caught up 3 minutes
+	// after the workload stopped: their lost records were not copied by
+	// then (a stall, or a copy too slow), not necessarily gone.
+	Stalled int                 `json:"stalled,omitempty"`
 	Counts  map[oracle.Kind]int `json:"counts,omitempty"`
 	// Errors are runs that could not be carried out (harness or cluster
 	// trouble), with their messages: not a verdict on the system.
@@ -75,12 +79,12 @@ func runPeers(ctx context.Context, env scenarios.Env, names []string, open func(
 			return 1, err
 		}
 		env.System = sys
-		kept = slices.DeleteFunc(kept, func(c *peerCell) bool { return c.System == sys.Name() })
 		tg := env.Target()
 		for _, f := range scenarios.Available(tg) {
 			if f.Action == scenarios.Wait || (len(only) > 0 && !slices.Contains(only, f.Action)) {
 				continue
 			}
+			kept = slices.DeleteFunc(kept, func(c *peerCell) bool { return c.System == sys.Name() && c.Fault == string(f.Action) })
 			cell := &peerCell{System: sys.Name(), Fault: string(f.Action), Counts: map[oracle.Kind]int{}, Command: command, When: res.Started}
 			res.Cells = append(res.Cells, cell)
 			ftg := tg
@@ -110,6 +114,9 @@ func runPeers(ctx context.Context, env scenarios.Env, names []string, open func(
 				}
 				if err != nil {
 					cell.Misbehaved = append(cell.Misbehaved, fmt.Sprintf("seed %d: %v", s, err))
+					if strings.Contains(err.Error(), "destination never caught up") {
+						cell.Stalled++
+					}
 				}
 				if err == nil && r.OK() {
 					fmt.Fprintf(stdout, "  clean: %s\n", firstLine(r.Verdict.String()))
@@ -207,18 +214,18 @@ func peersMarkdown(res *peersResult) string {
 			fmt.Fprintf(&b, "Command (%s): `%s`\n\n", c.When.UTC().Format("2006-01-02 15:04"), c.Command)
 		}
 	}
-	b.WriteString("Cells count records the oracle found in each kind of violation, summed over the row's runs; `failing` counts runs with any violation or a misbehaving instance. `could not run` are harness or cluster troubles, not verdicts.\n\n")
-	b.WriteString("| system | fault | runs | failing |")
+	b.WriteString("Cells count records the oracle found in each kind of violation, summed over the row's runs; `failing` counts runs with any violation or a misbehaving instance; `stalled` counts runs whose destination had not caught up 3 minutes after the workload stopped, whose `lost` records are the ones not copied by then. `could not run` are harness or cluster troubles, not verdicts.\n\n")
+	b.WriteString("| system | fault | runs | failing | stalled |")
 	for _, k := range peerKinds {
 		fmt.Fprintf(&b, " %s |", k)
 	}
-	b.WriteString(" other | could not run |\n|---|---|---|---|")
+	b.WriteString(" other | could not run |\n|---|---|---|---|---|")
 	for range peerKinds {
 		b.WriteString("---|")
 	}
 	b.WriteString("---|---|\n")
 	for _, c := range res.Cells {
-		fmt.Fprintf(&b, "| %s | %s | %d | %d |", c.System, c.Fault, c.Runs, c.Failing)
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d |", c.System, c.Fault, c.Runs, c.Failing, c.Stalled)
 		other := 0
 		for k, n := range c.Counts {
 			if !slices.Contains(peerKinds, k) {

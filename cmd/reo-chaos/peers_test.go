@@ -38,8 +38,8 @@ func TestPeersTableKeepsOtherSystems(t *testing.T) {
 	}
 	md := peersMarkdown(merged(second, others))
 	for _, want := range []string{
-		"| reo | kill | 2 | 0 | 0 | 0 |",
-		"| pipe | kill | 1 | 0 | 3 | 0 |",
+		"| reo | kill | 2 | 0 | 0 | 0 | 0 |",
+		"| pipe | kill | 1 | 0 | 0 | 3 | 0 |",
 		"`reo-chaos -peers -systems reo,pipe`",
 		"`reo-chaos -peers -systems pipe`",
 	} {
