@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -310,7 +311,10 @@ func (r *run) processFault(ctx context.Context, st Step) error {
 }
 
 // addPartitions grows the first source topic by n partitions and tells
-// its workload.
+// its workload. The new count is computed from the topic's partitions
+// read first (kadm's relative form computes it from a metadata look of
+// its own, which a broker busy with the last growth answered with none:
+// INVALID_PARTITIONS, "below 1").
 func (r *run) addPartitions(ctx context.Context, n int) error {
 	topic := r.topics[0]
 	cl, err := kgo.NewClient(cluster.DirectOpts(r.env.Source)...)
@@ -318,19 +322,30 @@ func (r *run) addPartitions(ctx context.Context, n int) error {
 		return err
 	}
 	defer cl.Close()
-	resp, err := kadm.NewClient(cl).CreatePartitions(ctx, n, topic)
-	if err == nil {
-		err = resp.Error()
+	adm := kadm.NewClient(cl)
+	var cur int
+	for try := 1; ; try++ {
+		cur = 0
+		leaders, err := kafkatest.Leaders(ctx, cluster.DirectOpts(r.env.Source), topic)
+		if err == nil && len(leaders) > 0 {
+			cur = len(leaders)
+			resp, uerr := adm.UpdatePartitions(ctx, cur+n, topic)
+			if err = uerr; err == nil {
+				err = resp.Error()
+			}
+			if err == nil {
+				break
+			}
+		}
+		if err != nil && !errors.Is(err, kerr.InvalidPartitions) && cur > 0 || try >= 20 {
+			return fmt.Errorf("grow %s by %d partitions (from %d read): %w", topic, n, cur, err)
+		}
+		if err := sleepCtx(ctx, 250*time.Millisecond); err != nil {
+			return err
+		}
 	}
-	if err != nil {
-		return fmt.Errorf("add %d partitions to %s: %w", n, topic, err)
-	}
-	leaders, err := kafkatest.Leaders(ctx, cluster.DirectOpts(r.env.Source), topic)
-	if err != nil {
-		return err
-	}
-	r.wls[0].SetPartitions(int32(len(leaders)))
-	r.event("add-partitions", topic, fmt.Sprintf("now %d", len(leaders)))
+	r.wls[0].SetPartitions(int32(cur + n))
+	r.event("add-partitions", topic, fmt.Sprintf("now %d", cur+n))
 	return nil
 }
 
