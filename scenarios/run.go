@@ -402,9 +402,12 @@ func (r *run) sample(ctx context.Context) {
 			continue
 		}
 		for _, slot := range r.fleet.Running() {
-			addr := r.fleet.Instance(slot).Metrics
-			lag += scrape(addr, "reo_partition_lag_records")
-			commits += scrape(addr, "reo_transactions_committed_total")
+			in := r.fleet.Instance(slot) // nil when a fault retired it since
+			if in == nil {
+				continue
+			}
+			lag += scrape(in.Metrics, "reo_partition_lag_records")
+			commits += scrape(in.Metrics, "reo_transactions_committed_total")
 		}
 		r.mu.Lock()
 		r.events = append(r.events, reports.Event{At: time.Since(r.start), Kind: "sample", Lag: int64(lag), Commits: int64(commits)})
