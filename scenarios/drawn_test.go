@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -91,13 +90,9 @@ func checkReportHolds(t *testing.T, res *scenarios.Result, sc scenarios.Scenario
 // and returns those lines for the failure message.
 func saveReplayable(t *testing.T, rep *reports.Report) string {
 	t.Helper()
-	dir := os.Getenv(reports.EnvDir)
-	if dir == "" {
-		root, err := cluster.RepoRoot()
-		if err != nil {
-			return "no report: " + err.Error()
-		}
-		dir = filepath.Join(root, "reports", "out")
+	dir, err := reportDir()
+	if err != nil {
+		return "no report: " + err.Error()
 	}
 	// Written twice: the first write names the file the replay commands
 	// point at.

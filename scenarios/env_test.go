@@ -137,17 +137,26 @@ func waitMetric(ctx context.Context, inst *systems.Instance, addr, name string, 
 	}
 }
 
+// reportDir is where failing runs' reports go: $REO_REPORT_DIR, else
+// <repo>/reports/out.
+func reportDir() (string, error) {
+	if dir := os.Getenv(reports.EnvDir); dir != "" {
+		return dir, nil
+	}
+	root, err := cluster.RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, "reports", "out"), nil
+}
+
 // saveReport writes a failing run's report and returns where, for the
 // failure message.
 func saveReport(t *testing.T, r *reports.Report) string {
 	t.Helper()
-	dir := os.Getenv(reports.EnvDir)
-	if dir == "" {
-		root, err := cluster.RepoRoot()
-		if err != nil {
-			return "no report: " + err.Error()
-		}
-		dir = filepath.Join(root, "reports", "out")
+	dir, err := reportDir()
+	if err != nil {
+		return "no report: " + err.Error()
 	}
 	path, err := r.Write(dir)
 	if err != nil {

@@ -74,24 +74,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *out == "" {
 		*out = filepath.Join(root, "reports", "out")
 	}
-	if *replayPath != "" {
-		return replay(ctx, *replayPath, *out, stdout, stderr)
-	}
-	kind, err := cluster.Choose(ctx)
-	if err != nil {
-		fmt.Fprintln(stderr, "reo-chaos:", err)
-		return 1
-	}
 	binDir, err := os.MkdirTemp("", "reo-chaos-bin-")
 	if err != nil {
 		fmt.Fprintln(stderr, "reo-chaos:", err)
 		return 1
 	}
 	defer os.RemoveAll(binDir)
-	openSystem := func(name string) (systems.System, error) {
-		return systems.Open(ctx, name, systems.OpenOptions{Root: root, BinDir: binDir,
-			Logf: func(f string, a ...any) { fmt.Fprintf(stderr, "reo-chaos: "+f+"\n", a...) }})
+	opts := openOptions(root, binDir, stderr)
+	if *replayPath != "" {
+		return replay(ctx, *replayPath, *out, opts, stdout, stderr)
 	}
+	kind, err := cluster.Choose(ctx)
+	if err != nil {
+		fmt.Fprintln(stderr, "reo-chaos:", err)
+		return 1
+	}
+	openSystem := func(name string) (systems.System, error) { return systems.Open(ctx, name, opts) }
 	var sys systems.System
 	if !*peers {
 		if sys, err = openSystem(*system); err != nil {
@@ -160,6 +158,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// openOptions builds systems from root into binDir, saying on stderr what
+// takes a while.
+func openOptions(root, binDir string, stderr io.Writer) systems.OpenOptions {
+	return systems.OpenOptions{Root: root, BinDir: binDir,
+		Logf: func(f string, a ...any) { fmt.Fprintf(stderr, "reo-chaos: "+f+"\n", a...) }}
 }
 
 func parseList(s string) []string {

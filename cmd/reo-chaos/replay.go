@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 
-	"github.com/reo-kafka/reo/cluster"
 	"github.com/reo-kafka/reo/reports"
 	"github.com/reo-kafka/reo/scenarios"
 	"github.com/reo-kafka/reo/systems"
@@ -18,7 +16,7 @@ import (
 // verdict. A failing replay's report is saved in out under the scenario's
 // name with "-replay" added, so the report replayed is not overwritten.
 // Exit status: 0 when the replay kept the invariant, 1 otherwise.
-func replay(ctx context.Context, path, out string, stdout, stderr io.Writer) int {
+func replay(ctx context.Context, path, out string, opts systems.OpenOptions, stdout, stderr io.Writer) int {
 	rp, err := scenarios.LoadReplay(path)
 	if err != nil {
 		fmt.Fprintln(stderr, "reo-chaos:", err)
@@ -27,19 +25,7 @@ func replay(ctx context.Context, path, out string, stdout, stderr io.Writer) int
 	if rp.Override != "" {
 		fmt.Fprintln(stderr, "reo-chaos:", rp.Override)
 	}
-	root, err := cluster.RepoRoot()
-	if err != nil {
-		fmt.Fprintln(stderr, "reo-chaos:", err)
-		return 1
-	}
-	binDir, err := os.MkdirTemp("", "reo-chaos-bin-")
-	if err != nil {
-		fmt.Fprintln(stderr, "reo-chaos:", err)
-		return 1
-	}
-	defer os.RemoveAll(binDir)
-	env, stop, err := rp.Start(ctx, systems.OpenOptions{Root: root, BinDir: binDir,
-		Logf: func(f string, a ...any) { fmt.Fprintf(stderr, "reo-chaos: "+f+"\n", a...) }})
+	env, stop, err := rp.Start(ctx, opts)
 	if err != nil {
 		fmt.Fprintln(stderr, "reo-chaos:", err)
 		return 1
