@@ -155,7 +155,17 @@ func TestContractTransactions(t *testing.T) {
 			}
 			return out
 		}
-		rc, ru := values(true), values(false)
+		// A commit is acknowledged once the coordinator has logged it; the
+		// markers that make it visible to read_committed readers are
+		// written after, so the last commit may need a moment to show.
+		committed := func(rc map[int32][]string) bool {
+			return slices.Equal(rc[0], []string{"c1", "c2"}) && slices.Equal(rc[1], []string{"c1", "c2"})
+		}
+		rc := values(true)
+		for deadline := time.Now().Add(15 * time.Second); !committed(rc) && time.Now().Before(deadline); rc = values(true) {
+			time.Sleep(100 * time.Millisecond)
+		}
+		ru := values(false)
 		for p := range int32(2) {
 			if want := []string{"c1", "c2"}; !slices.Equal(rc[p], want) {
 				t.Errorf("read_committed partition %d = %v, want %v", p, rc[p], want)
