@@ -153,15 +153,27 @@ func runMutantFailover(t *testing.T, tag string, caught func(*foResult) string) 
 	})
 	for _, kind := range operatorKinds(t) {
 		t.Run(string(kind), func(t *testing.T) {
-			r := runFailover(t, kind, bin, foOpts{label: "mutant-" + strings.TrimPrefix(tag, "reo_mutant_"), prefix: true})
-			if !r.copy.OK() {
-				t.Fatalf("the mutant's copy is not exact (it should differ from reo in the group sync only):\n%s\n%s", r.copy.String(), r.save(t))
+			// A run may not show the mutant: an off-by-one translation
+			// re-reads one record per synced partition, and when a group
+			// member left behind on the source commits after the last
+			// sync, the re-read bound grows and can absorb them. The
+			// mutant must be caught in one of three runs.
+			const tries = 3
+			var escapes []string
+			for try := 1; try <= tries; try++ {
+				r := runFailover(t, kind, bin, foOpts{label: fmt.Sprintf("mutant-%s-%d", strings.TrimPrefix(tag, "reo_mutant_"), try), prefix: true})
+				if !r.copy.OK() {
+					t.Fatalf("the mutant's copy is not exact (it should differ from reo in the group sync only):\n%s\n%s", r.copy.String(), r.save(t))
+				}
+				why := caught(r)
+				if why == "" {
+					t.Logf("mutant %s caught on %s in run %d: consumer view %s; reo's account: %v", tag, kind, try, countsLine(r.view.Verdict), r.account)
+					return
+				}
+				escapes = append(escapes, fmt.Sprintf("run %d: %s\n%s\nreo's account: %v\n%s", try, why, r.view.String(), r.account, r.save(t)))
+				t.Logf("run %d did not catch the mutant: %s", try, why)
 			}
-			if why := caught(r); why != "" {
-				t.Fatalf("mutant survived: reo built with -tags %s ran the failover on %s and the harness saw %s:\n%s\nreo's account: %v\n%s",
-					tag, kind, why, r.view.String(), r.account, r.save(t))
-			}
-			t.Logf("mutant %s caught on %s: consumer view %s; reo's account: %v", tag, kind, countsLine(r.view.Verdict), r.account)
+			t.Fatalf("mutant survived %d runs: reo built with -tags %s ran the failover on %s:\n%s", tries, tag, kind, strings.Join(escapes, "\n"))
 		})
 	}
 }
