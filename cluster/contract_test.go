@@ -45,7 +45,16 @@ func providerCluster(t *testing.T, kind cluster.Kind, brokers int) cluster.Clust
 			}
 		}
 	})
-	return c
+	// A shared cluster may still be taking back a broker an earlier test
+	// killed and restarted: hand it over once every broker answers.
+	var herr error
+	for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+		if herr = cluster.Healthy(ctx, c); herr == nil {
+			return c
+		}
+	}
+	t.Fatalf("shared %s cluster with %d brokers is not healthy after 90 s: %v", kind, brokers, herr)
+	return nil
 }
 
 func newClient(t *testing.T, c cluster.Cluster, opts ...kgo.Opt) *kgo.Client {
