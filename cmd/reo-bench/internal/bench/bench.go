@@ -28,6 +28,7 @@ type bench struct {
 	src, dst         cluster.Cluster
 	srcOpts, dstOpts []kgo.Opt // the harness's own clients bypass the proxies
 	reoBin, pipeBin  string
+	baselineBin      string // reo-baseline's binary (--baseline)
 	mm2              *systems.MM2Install
 	prog             *progress
 	brokerPids       []int

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -458,5 +459,43 @@ func TestSmokeCostCurveInProcess(t *testing.T) {
 	}
 	if !strings.Contains(md.String(), "## Cost curve") || !strings.Contains(md.String(), "| 1KiB") && !strings.Contains(md.String(), "| 256B-t20x2-i1 | 40 | reo |") {
 		t.Errorf("bench.md has no cost curve:\n%s", md.String())
+	}
+}
+
+// TestBaselineFromRevision builds reo-baseline from HEAD (a revision,
+// exported without touching the work tree) and runs it; a file is taken
+// as it is; anything else is refused with what was given.
+func TestBaselineFromRevision(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds cmd/reo from an exported revision")
+	}
+	root, err := cluster.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	bin, err := buildBaseline(context.Background(), root, "HEAD", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(bin, "version").CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s version: %v\n%s", bin, err, out)
+	}
+	if got, err := buildBaseline(context.Background(), root, bin, dir); err != nil || got != bin {
+		t.Fatalf("buildBaseline(binary) = %q, %v; want %q", got, err, bin)
+	}
+	if _, err := buildBaseline(context.Background(), root, "no-such-revision-xyz", dir); err == nil || !strings.Contains(err.Error(), "no-such-revision-xyz") {
+		t.Fatalf("buildBaseline(bad revision) = %v, want an error naming it", err)
+	}
+	if _, err := ParseConfig([]string{"--systems", "reo,reo-baseline"}, io.Discard); err == nil || !strings.Contains(err.Error(), "--baseline") {
+		t.Fatalf("reo-baseline without --baseline: %v, want an error naming --baseline", err)
+	}
+	c, err := ParseConfig([]string{"--quick", "--baseline", "HEAD"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(c.systems, "reo-baseline") {
+		t.Fatalf("--baseline did not add reo-baseline to the systems: %v", c.systems)
 	}
 }

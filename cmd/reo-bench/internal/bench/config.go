@@ -23,6 +23,7 @@ type Config struct {
 	workloads    []report.Workload
 	kafka        cluster.Kind
 	reoBin       string
+	baseline     string // --baseline: a reo binary or a git revision
 	mm2Libs      string
 	mm2Tasks     int
 	reoArgs      []string
@@ -180,6 +181,7 @@ func ParseConfig(args []string, stderr io.Writer) (*Config, error) {
 	fs.BoolVar(&c.proxied, "proxied", false, "put a toxiproxy link in front of each broker, as the tests do (default: clients reach the brokers directly)")
 	brokerJVM := fs.String("broker-jvm", "test", "broker JVM options: server (Kafka's start scripts: 1 GiB, G1, C2) or test (the tests' fast-starting 512 MiB, SerialGC, C1 only)")
 	fs.StringVar(&c.reoBin, "reo-bin", "", "reo binary to run (default: build ./cmd/reo)")
+	fs.StringVar(&c.baseline, "baseline", "", "what system reo-baseline runs: a reo binary, or a git revision of this repository to build cmd/reo from (e.g. HEAD~3); naming it adds reo-baseline to --systems")
 	fs.StringVar(&c.mm2Libs, "mm2-libs", "", "MirrorMaker 2 jar directory (default .cache/mm2-<version>/libs, fetched on first use)")
 	fs.IntVar(&c.mm2Tasks, "mm2-tasks", 0, "MirrorMaker 2 tasks.max (0: one per partition, at most 4 per instance)")
 	reoArgs := fs.String("reo-args", "", "extra reo replicate flags for every reo run, space-separated")
@@ -263,6 +265,12 @@ func ParseConfig(args []string, stderr io.Writer) (*Config, error) {
 		if !set["systems"] {
 			c.systems = slices.Clone(failoverSystems)
 		}
+	}
+	if c.baseline != "" && !slices.Contains(c.systems, report.SysReoBaseline) {
+		c.systems = append(c.systems, report.SysReoBaseline)
+	}
+	if slices.Contains(c.systems, report.SysReoBaseline) && c.baseline == "" {
+		return nil, errors.New("--systems: reo-baseline needs --baseline (a reo binary or a git revision)")
 	}
 	for _, s := range c.systems {
 		if !slices.Contains(known, s) {

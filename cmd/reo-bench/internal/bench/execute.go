@@ -91,6 +91,12 @@ func Execute(ctx context.Context, cfg *Config, command string, stderr io.Writer)
 			return nil, err
 		}
 	}
+	if slices.Contains(cfg.systems, report.SysReoBaseline) {
+		b.prog.Step("building reo-baseline from " + cfg.baseline)
+		if b.baselineBin, err = buildBaseline(bctx, root, cfg.baseline, binDir); err != nil {
+			return nil, fmt.Errorf("--baseline: %w", err)
+		}
+	}
 	if slices.Contains(cfg.systems, report.SysPipe) {
 		b.prog.Step("building the pipe")
 		if b.pipeBin, err = systems.BuildPipe(bctx, root, binDir); err != nil {

@@ -183,6 +183,8 @@ func (b *bench) system(name string, wl report.Workload) (systems.System, error) 
 	switch name {
 	case report.SysReo:
 		return systems.Reo{Bin: b.reoBin, Flags: b.reoFlags(wl)}, nil
+	case report.SysReoBaseline:
+		return systems.Reo{Bin: b.baselineBin, Flags: b.reoFlags(wl), Label: name}, nil
 	case report.SysPipe:
 		p := systems.Pipe{Bin: b.pipeBin}
 		if !b.cfg.pipeDefaults {

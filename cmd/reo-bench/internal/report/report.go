@@ -33,12 +33,17 @@ const (
 	SysReoGroupSync    = "reo-groupsync"
 )
 
+// SysReoBaseline is reo built from another revision (--baseline), run
+// with the same flags as reo on every workload, so that a change to reo is
+// measured side by side with what it changes. Run only when named.
+const SysReoBaseline = "reo-baseline"
+
 // KnownSystems are AllSystems and those run only when named.
-var KnownSystems = append(slices.Clone(AllSystems), SysReoGroupSyncOff, SysReoGroupSync)
+var KnownSystems = append(slices.Clone(AllSystems), SysReoGroupSyncOff, SysReoGroupSync, SysReoBaseline)
 
 // IsReo reports whether sys runs cmd/reo.
 func IsReo(sys string) bool {
-	return sys == SysReo || sys == SysReoGroupSync || sys == SysReoGroupSyncOff
+	return sys == SysReo || sys == SysReoGroupSync || sys == SysReoGroupSyncOff || sys == SysReoBaseline
 }
 
 // Report is bench.json: where and how the run was made, and one Result per

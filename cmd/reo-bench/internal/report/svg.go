@@ -14,7 +14,7 @@ import (
 
 var systemColor = map[string]string{
 	SysPipe: "#8c8c8c", SysReo: "#d62728", SysMM2: "#1f77b4", SysMM2EOS: "#ff7f0e",
-	SysReoGroupSyncOff: "#9467bd", SysReoGroupSync: "#2ca02c",
+	SysReoGroupSyncOff: "#9467bd", SysReoGroupSync: "#2ca02c", SysReoBaseline: "#e377c2",
 }
 
 func colorOf(s string) string {
