@@ -32,7 +32,7 @@ const (
 	DefaultBatchMaxBytes        = 4 << 20
 	DefaultBatchMaxRecords      = 20_000
 	DefaultFetchMaxBytes        = 4 << 20
-	DefaultFetchPartitionBytes  = 1 << 20
+	DefaultFetchPartitionBytes  = 4 << 20
 	DefaultTransactionTimeout   = 60 * time.Second
 	DefaultTopicRefreshInterval = 5 * time.Second
 	DefaultSessionTimeout       = 15 * time.Second
@@ -129,7 +129,8 @@ type Config struct {
 
 	// FetchMaxBytes and FetchPartitionMaxBytes bound what a shard's source
 	// client fetches at once (kgo.FetchMaxBytes, kgo.FetchMaxPartitionBytes;
-	// defaults 4 MiB and 1 MiB). A shard's producer never holds more than one
+	// both 4 MiB by default: a partition may fill a fetch, since one
+	// partition alone must keep a shard busy). A shard's producer never holds more than one
 	// transaction, which ends once BatchMaxBytes is reached, so its buffer
 	// stays below BatchMaxBytes + FetchMaxBytes. Memory in flight is about
 	// owned shards × ((source brokers + 1) × FetchMaxBytes + BatchMaxBytes).
@@ -146,6 +147,16 @@ type Config struct {
 	// source client then keeps one fetch in flight). With Shards 0 the
 	// split is made, and checked, once the shard count is known.
 	MaxInflightBytes int64
+
+	// Compression is the codec of the batches reo writes to the
+	// destination: none (the default, as Kafka's producer), gzip, snappy,
+	// lz4 or zstd. The source's batches are decompressed when read, so a
+	// source topic whose producers compress takes more space and bandwidth
+	// in the destination unless a codec is set here (or the destination
+	// topic's compression.type compresses on the broker). A codec costs
+	// CPU on every batch, and a batch that does not shrink is sent as it
+	// is, its compression wasted.
+	Compression string
 
 	// TransactionTimeout is the destination transaction timeout (default
 	// 60s). It must not exceed the brokers' transaction.max.timeout.ms.
@@ -341,6 +352,8 @@ func (cfg Config) compile() (*compiled, error) {
 		return nil, bad("MaxInflightBytes", "sets BatchMaxBytes, FetchMaxBytes and FetchPartitionMaxBytes, which must then be 0")
 	case cfg.MaxInflightBytes > 0 && cfg.MaxInflightBytes < MinInflightPerShard:
 		return nil, bad("MaxInflightBytes", "%d bytes is below the minimum %d (256KiB) per shard", cfg.MaxInflightBytes, MinInflightPerShard)
+	case compressionCodec(cfg.Compression) == nil:
+		return nil, bad("Compression", "%q is not none, gzip, snappy, lz4 or zstd", cfg.Compression)
 	case cfg.TransactionTimeout < time.Second:
 		return nil, bad("TransactionTimeout", "%v is below 1s", cfg.TransactionTimeout)
 	case cfg.CommitInterval*4 > cfg.TransactionTimeout:
@@ -389,6 +402,24 @@ func (cfg Config) compile() (*compiled, error) {
 		}
 	}
 	return c, nil
+}
+
+// compressionCodec is the franz-go codec named name ("" is none); nil for
+// an unknown name.
+func compressionCodec(name string) []kgo.CompressionCodec {
+	switch name {
+	case "", "none":
+		return []kgo.CompressionCodec{kgo.NoCompression()}
+	case "gzip":
+		return []kgo.CompressionCodec{kgo.GzipCompression()}
+	case "snappy":
+		return []kgo.CompressionCodec{kgo.SnappyCompression()}
+	case "lz4":
+		return []kgo.CompressionCodec{kgo.Lz4Compression()}
+	case "zstd":
+		return []kgo.CompressionCodec{kgo.ZstdCompression()}
+	}
+	return nil
 }
 
 // splitInflight sets the batch and fetch sizes from MaxInflightBytes and

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -125,5 +126,46 @@ func TestRestartFromCheckpoint(t *testing.T) {
 	run.stop(t)
 	if d := sameContent(t, src, "events", dst, "events"); d != "" {
 		t.Fatalf("after restarts, destination differs from source: %s", d)
+	}
+}
+
+// TestCompression proves the destination batches carry the codec of
+// Config.Compression, none by default, whatever the source's codec was,
+// and that the records are the same either way.
+func TestCompression(t *testing.T) {
+	for _, tc := range []struct {
+		codec string
+		want  uint8 // RecordAttrs.CompressionType
+	}{{"", 0}, {"lz4", 3}, {"zstd", 4}} {
+		t.Run("codec="+tc.codec, func(t *testing.T) {
+			src := newCluster(t, "src", 2, "logs")
+			dst := newCluster(t, "dst", 1)
+			// Compressible records, written with gzip (codec 1) on the source.
+			cl := client(t, src, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchCompression(kgo.GzipCompression()))
+			rs := make([]*kgo.Record, 200)
+			for i := range rs {
+				rs[i] = &kgo.Record{Topic: "logs", Partition: int32(i % 2), Value: bytes.Repeat([]byte(fmt.Sprintf("line %d ", i%7)), 50)}
+			}
+			if err := cl.ProduceSync(context.Background(), rs...).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+			cfg := testConfig(src, dst, "logs")
+			cfg.Compression = tc.codec
+			start(t, cfg)
+			waitFor(t, 30*time.Second, countIs(t, dst, "logs", len(rs)))
+			if d := sameContent(t, src, "logs", dst, "logs"); d != "" {
+				t.Fatalf("destination differs from source: %s", d)
+			}
+			for p, recs := range dump(t, dst, "logs") {
+				for _, r := range recs {
+					if got := r.Attrs.CompressionType(); got != tc.want {
+						t.Fatalf("destination partition %d offset %d: batch codec %d, want %d (Compression %q)", p, r.Offset, got, tc.want, tc.codec)
+					}
+				}
+			}
+		})
+	}
+	if _, err := New(Config{Name: "t", SourceBrokers: []string{"a:1"}, DestBrokers: []string{"b:1"}, Topics: "x", Compression: "brotli"}); err == nil || !strings.Contains(err.Error(), "Compression") {
+		t.Fatalf("New with Compression brotli = %v, want a ConfigError naming Compression", err)
 	}
 }

@@ -136,6 +136,7 @@ func (w *shardWorker) session(ctx context.Context) error {
 		kgo.TransactionTimeout(r.cfg.TransactionTimeout),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.ProducerBatchMaxBytesFn(maxBytes),
+		kgo.ProducerBatchCompression(compressionCodec(r.cfg.Compression)...),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.MetadataMinAge(producerMetadataMinAge),
 	)...)

@@ -197,6 +197,8 @@ var settingsTable = []setting{
 		set: durationSetting(func(c *settings) *time.Duration { return &c.cfg.CommitInterval })},
 	{flag: "commit-linger", env: "REO_COMMIT_LINGER", usage: "once the source is read to its end, commit as soon as the transaction is this old (0: at once; --commit-interval or more: never early)", def: "0s",
 		set: lingerSetting(func(c *settings) *time.Duration { return &c.cfg.CommitLinger })},
+	{flag: "compression", env: "REO_COMPRESSION", usage: "codec of the batches written to the destination: none, gzip, snappy, lz4 or zstd (records are decompressed when read from the source)", def: "none",
+		set: stringSetting(func(c *settings) *string { return &c.cfg.Compression })},
 	{flag: "transaction-timeout", env: "REO_TRANSACTION_TIMEOUT", usage: "destination transaction timeout", def: replicator.DefaultTransactionTimeout.String(),
 		set: durationSetting(func(c *settings) *time.Duration { return &c.cfg.TransactionTimeout })},
 	{flag: "session-timeout", env: "REO_SESSION_TIMEOUT", usage: "ownership group session timeout", def: replicator.DefaultSessionTimeout.String(),
@@ -495,7 +497,7 @@ func (c *settings) finish(env map[string]string) error {
 var configFields = map[string]string{
 	"SourceBrokers": "source-bootstrap", "DestBrokers": "dest-bootstrap", "Topics": "topics",
 	"TopicsExclude": "topics-exclude", "Naming": "naming", "SourceAlias": "source-alias", "Name": "name",
-	"Shards": "shards", "InstanceID": "instance-id", "CommitInterval": "commit-interval", "CommitLinger": "commit-linger",
+	"Shards": "shards", "InstanceID": "instance-id", "CommitInterval": "commit-interval", "CommitLinger": "commit-linger", "Compression": "compression",
 	"TransactionTimeout": "transaction-timeout", "SessionTimeout": "session-timeout",
 	"TopicRefreshInterval": "topic-refresh-interval",
 	"Separator":            "separator", "DestAlias": "dest-alias",
