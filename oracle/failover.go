@@ -425,3 +425,13 @@ func (v FailoverVerdict) String() string {
 	sb.WriteString(v.Verdict.String())
 	return sb.String()
 }
+
+// TopicEnds keys one topic's end offsets by partition (as
+// kafkatest.EndOffsets lists them) the way Failover.DestEnd wants them.
+func TopicEnds(topic string, ends map[int32]int64) map[TopicPartition]int64 {
+	out := make(map[TopicPartition]int64, len(ends))
+	for p, o := range ends {
+		out[TopicPartition{Topic: topic, Partition: p}] = o
+	}
+	return out
+}

@@ -33,6 +33,7 @@ import (
 
 	"github.com/reo-kafka/reo/chaos"
 	"github.com/reo-kafka/reo/cluster"
+	"github.com/reo-kafka/reo/cluster/kafkatest"
 	"github.com/reo-kafka/reo/oracle"
 	"github.com/reo-kafka/reo/replicator"
 	"github.com/reo-kafka/reo/reports"
@@ -525,7 +526,7 @@ func runFailover(t *testing.T, kind cluster.Kind, bin string, opts foOpts) *foRe
 		t.Logf("consumer error: %s", e)
 	}
 
-	ends, err := endOffsets(o.ctx, o.dst, dstTopic)
+	ends, err := kafkatest.EndOffsets(o.ctx, cluster.DirectOpts(o.dst), dstTopic)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -539,7 +540,7 @@ func runFailover(t *testing.T, kind cluster.Kind, bin string, opts foOpts) *foRe
 	r.input = oracle.Failover{
 		Source: conv.Source, Mapping: m,
 		Before: before.Consumed(), LastSync: lastSync, After: after.Consumed(),
-		Dest: conv.Dest, DestEnd: ends, Syncs: w.withCopied(w.allSyncs(), commits), WhileActive: w.activeSyncs(),
+		Dest: conv.Dest, DestEnd: oracle.TopicEnds(dstTopic, ends), Syncs: w.withCopied(w.allSyncs(), commits), WhileActive: w.activeSyncs(),
 	}
 	r.view = oracle.CheckFailover(r.input)
 	t.Logf("%s", r.view.String())
@@ -865,27 +866,6 @@ func groupSyncWarnings(output, group string, from, to time.Time) []string {
 		}
 	}
 	return out
-}
-
-// endOffsets lists the end offset of every partition of topic on c.
-func endOffsets(ctx context.Context, c cluster.Cluster, topic string) (map[oracle.TopicPartition]int64, error) {
-	cl, err := kgo.NewClient(cluster.DirectOpts(c)...)
-	if err != nil {
-		return nil, err
-	}
-	defer cl.Close()
-	l, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
-	if err == nil {
-		err = l.Error()
-	}
-	if err != nil {
-		return nil, fmt.Errorf("end offsets of %s: %w", topic, err)
-	}
-	out := map[oracle.TopicPartition]int64{}
-	l.Each(func(lo kadm.ListedOffset) {
-		out[oracle.TopicPartition{Topic: topic, Partition: lo.Partition}] = lo.Offset
-	})
-	return out, nil
 }
 
 // sleepFor waits d or until ctx ends.

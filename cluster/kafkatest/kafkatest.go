@@ -304,3 +304,23 @@ func CreateTopicAssigned(ctx context.Context, opts []kgo.Opt, topic string, repl
 		}
 	}
 }
+
+// EndOffsets returns the end offset (high watermark) of every partition of
+// topic.
+func EndOffsets(ctx context.Context, opts []kgo.Opt, topic string) (map[int32]int64, error) {
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
+	if err == nil {
+		err = ends.Error()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("end offsets of %s: %w", topic, err)
+	}
+	out := map[int32]int64{}
+	ends.Each(func(o kadm.ListedOffset) { out[o.Partition] = o.Offset })
+	return out, nil
+}

@@ -30,6 +30,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/reo-kafka/reo/internal/flaglist"
+
 	"github.com/reo-kafka/reo/cluster"
 	"github.com/reo-kafka/reo/scenarios"
 	"github.com/reo-kafka/reo/systems"
@@ -112,7 +114,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	env := scenarios.Env{Source: src, Dest: dst, System: sys, Provider: string(kind)}
 	if *peers {
 		command := "reo-chaos " + strings.Join(args, " ")
-		code, err := runPeers(ctx, env, parseList(*peerSystems), openSystem, only, *perFault, *seed, *out, command, stdout)
+		code, err := runPeers(ctx, env, flaglist.Split(*peerSystems), openSystem, only, *perFault, *seed, *out, command, stdout)
 		if err != nil {
 			fmt.Fprintln(stderr, "reo-chaos:", err)
 		}
@@ -165,14 +167,4 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func openOptions(root, binDir string, stderr io.Writer) systems.OpenOptions {
 	return systems.OpenOptions{Root: root, BinDir: binDir,
 		Logf: func(f string, a ...any) { fmt.Fprintf(stderr, "reo-chaos: "+f+"\n", a...) }}
-}
-
-func parseList(s string) []string {
-	var out []string
-	for _, x := range strings.Split(s, ",") {
-		if x = strings.TrimSpace(x); x != "" {
-			out = append(out, x)
-		}
-	}
-	return out
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reo-kafka/reo/internal/flaglist"
+
 	"github.com/reo-kafka/reo/cluster"
 	"github.com/reo-kafka/reo/cmd/reo-bench/internal/report"
 )
@@ -63,19 +65,9 @@ func (c *Config) Out() string { return c.out }
 // or "".
 func (c *Config) Render() string { return c.render }
 
-func parseList(s string) []string {
-	var out []string
-	for _, x := range strings.Split(s, ",") {
-		if x = strings.TrimSpace(x); x != "" {
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
 func parseInts(s, what string) ([]int, error) {
 	var out []int
-	for _, x := range parseList(s) {
+	for _, x := range flaglist.Split(s) {
 		n, err := strconv.Atoi(x)
 		if err != nil || n <= 0 {
 			return nil, fmt.Errorf("%s: %q is not a positive number", what, x)
@@ -258,7 +250,7 @@ func ParseConfig(args []string, stderr io.Writer) (*Config, error) {
 	if c.costCurve && !set["systems"] {
 		*systems = report.SysReo + "," + report.SysMM2
 	}
-	c.systems = parseList(*systems)
+	c.systems = flaglist.Split(*systems)
 	known := report.KnownSystems
 	if c.failoverMode {
 		known = failoverSystems
@@ -308,7 +300,7 @@ func ParseConfig(args []string, stderr io.Writer) (*Config, error) {
 	if len(sz) == 0 || len(ps) == 0 || len(is) == 0 {
 		return nil, errors.New("--sizes, --partitions and --instances need at least one value each")
 	}
-	for _, ci := range parseList(*cis) {
+	for _, ci := range flaglist.Split(*cis) {
 		if d, err := time.ParseDuration(ci); err != nil || d <= 0 {
 			return nil, fmt.Errorf("--reo-commit-intervals: %q is not a duration", ci)
 		}
@@ -316,7 +308,7 @@ func ParseConfig(args []string, stderr io.Writer) (*Config, error) {
 	if *bytes <= 0 || *maxRecords <= 0 {
 		return nil, errors.New("--bytes and --max-records must be positive")
 	}
-	for _, l := range parseList(*lingers) {
+	for _, l := range flaglist.Split(*lingers) {
 		if d, err := time.ParseDuration(l); err != nil || d < 0 {
 			return nil, fmt.Errorf("--reo-commit-lingers: %q is not a duration", l)
 		}
@@ -324,10 +316,10 @@ func ParseConfig(args []string, stderr io.Writer) (*Config, error) {
 	if _, err := parseInts(*shards, "--reo-shards"); err != nil {
 		return nil, err
 	}
-	c.workloads = plan(sz, ps, is, parseList(*cis), parseList(*lingers), parseList(*inflight), parseList(*shards), *bytes, *maxRecords)
+	c.workloads = plan(sz, ps, is, flaglist.Split(*cis), flaglist.Split(*lingers), flaglist.Split(*inflight), flaglist.Split(*shards), *bytes, *maxRecords)
 	switch {
 	case c.geo:
-		links, err := geoLinks(parseList(*geoSides), parseList(*geoRTTs), *geoJitter, *geoBandwidth)
+		links, err := geoLinks(flaglist.Split(*geoSides), flaglist.Split(*geoRTTs), *geoJitter, *geoBandwidth)
 		if err != nil {
 			return nil, err
 		}

@@ -343,14 +343,14 @@ func (f *foRun) do(ctx context.Context, res *report.FailoverRun, at time.Duratio
 	for _, so := range synced {
 		syncs = append(syncs, so)
 	}
-	ends, err := endOffsets(pctx, b.dstOpts, f.topic)
+	ends, err := kafkatest.EndOffsets(pctx, b.dstOpts, f.topic)
 	if err != nil {
 		return err
 	}
 	view := oracle.CheckFailover(oracle.Failover{
 		Source: src, Mapping: oracle.IdentityMapping(),
 		Before: f.before.Consumed(), LastSync: synced, After: f.after.Consumed(),
-		Dest: dst, DestEnd: ends, Syncs: syncs,
+		Dest: dst, DestEnd: oracle.TopicEnds(f.topic, ends), Syncs: syncs,
 	})
 	fromView(res, view, f.before.Consumed(), f.before.Commits())
 	res.Copy = measure.ViolationCounts(oracle.Check(src, dst, oracle.IdentityMapping(), f.wl.History()))
@@ -450,26 +450,6 @@ func missingIDs(src, dst oracle.Log) int {
 		}
 	}
 	return n
-}
-
-func endOffsets(ctx context.Context, opts []kgo.Opt, topic string) (map[oracle.TopicPartition]int64, error) {
-	cl, err := kgo.NewClient(opts...)
-	if err != nil {
-		return nil, err
-	}
-	defer cl.Close()
-	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
-	if err == nil {
-		err = ends.Error()
-	}
-	if err != nil {
-		return nil, fmt.Errorf("list end offsets of %s: %w", topic, err)
-	}
-	out := map[oracle.TopicPartition]int64{}
-	ends.Each(func(o kadm.ListedOffset) {
-		out[oracle.TopicPartition{Topic: o.Topic, Partition: o.Partition}] = o.Offset
-	})
-	return out, nil
 }
 
 // waitFor polls cond every 100 ms until it holds or ctx ends; the error
