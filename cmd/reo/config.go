@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reo-kafka/reo/internal/flaglist"
+
 	"github.com/reo-kafka/reo/replicator"
 )
 
@@ -77,16 +79,6 @@ type settings struct {
 	// where it came from, for --print-config. Secrets are not recorded.
 	values map[string]string
 	from   map[string]string
-}
-
-func splitList(v string) []string {
-	var out []string
-	for _, s := range strings.Split(v, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 func durationSetting(p func(*settings) *time.Duration) func(*settings, string) error {
@@ -155,9 +147,9 @@ func parseSize(v string) (int64, error) {
 
 var settingsTable = []setting{
 	{heading: "clusters and topics", flag: "source-bootstrap", env: envSourceBootstrap, usage: "source cluster bootstrap servers, host:port[,host:port...] (required)",
-		set: func(c *settings, v string) error { c.cfg.SourceBrokers = splitList(v); return nil }},
+		set: func(c *settings, v string) error { c.cfg.SourceBrokers = flaglist.Split(v); return nil }},
 	{flag: "dest-bootstrap", env: envDestBootstrap, usage: "destination cluster bootstrap servers (required)",
-		set: func(c *settings, v string) error { c.cfg.DestBrokers = splitList(v); return nil }},
+		set: func(c *settings, v string) error { c.cfg.DestBrokers = flaglist.Split(v); return nil }},
 	{flag: "source-topic", env: envSourceTopic, usage: "a single source topic to replicate (kafka-reo contract)",
 		set: stringSetting(func(c *settings) *string { return &c.sourceTopic })},
 	{flag: "dest-topic", env: envDestTopic, usage: "destination name of --source-topic (default: the same name)",

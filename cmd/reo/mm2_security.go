@@ -28,6 +28,7 @@ import (
 	"unicode/utf8"
 
 	keystore "github.com/pavlo-v-chernykh/keystore-go/v4"
+	"github.com/reo-kafka/reo/internal/flaglist"
 	"software.sslmate.com/src/go-pkcs12"
 )
 
@@ -97,7 +98,7 @@ func (p *configProvider) get(path, key string, env map[string]string) (string, e
 		if err != nil {
 			return err
 		}
-		for _, a := range splitList(list) {
+		for _, a := range flaglist.Split(list) {
 			if abs == a || strings.HasPrefix(abs, strings.TrimSuffix(a, "/")+"/") {
 				return nil
 			}

@@ -1,5 +1,5 @@
-// Package flaglist reads the comma-separated lists the harness's commands
-// take as flags (--systems, --faults, --sizes, ...).
+// Package flaglist reads the comma-separated lists reo's commands take as
+// flags and environment variables (--source-bootstrap, --systems, ...).
 package flaglist
 
 import "strings"

@@ -48,6 +48,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/reo-kafka/reo/internal/flaglist"
+
 	"github.com/reo-kafka/reo/cluster/kafkatest"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -98,7 +100,7 @@ func main() {
 	flag.Uint64Var(&c.seed, "seed", 0, "seed of the reorder shuffle")
 	flag.DurationVar(&c.idleExit, "idle-exit", 0, "exit 0 once no record arrived for this long after assignment (0: run until SIGTERM)")
 	flag.Parse()
-	c.source, c.dest = splitList(src), splitList(dst)
+	c.source, c.dest = flaglist.Split(src), flaglist.Split(dst)
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("mode", c.mode)
 	if err := c.validate(); err != nil {
 		log.Error("bad flags", "err", err)
@@ -110,16 +112,6 @@ func main() {
 		log.Error("mutant failed", "err", err)
 		os.Exit(1)
 	}
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, x := range strings.Split(s, ",") {
-		if x = strings.TrimSpace(x); x != "" {
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 func (c config) validate() error {
