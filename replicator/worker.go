@@ -137,6 +137,12 @@ func (w *shardWorker) session(ctx context.Context) error {
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.ProducerBatchMaxBytesFn(maxBytes),
 		kgo.ProducerBatchCompression(compressionCodec(r.cfg.Compression)...),
+		// The open transaction bounds what the producer holds
+		// (BatchMaxRecords, BatchMaxBytes), so franz-go's own bound of
+		// 10,000 buffered records must not cut in first: with small
+		// records it blocked the copy loop mid-transaction. The rest is
+		// room for the commit's checkpoints, one per partition.
+		kgo.MaxBufferedRecords(r.cfg.BatchMaxRecords+10_000),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.MetadataMinAge(producerMetadataMinAge),
 	)...)
