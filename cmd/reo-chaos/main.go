@@ -4,6 +4,7 @@
 // run. `make chaos DURATION=30m` runs it.
 //
 //	reo-chaos -duration 10m [-seed N] [-brokers 1|3] [-system NAME] [-out DIR]
+//	reo-chaos -scenario crash-loop|zombie [-system NAME] [-duration D]
 //	reo-chaos --replay REPORT [-out DIR]
 //
 // --replay runs the scenario a saved report holds again, step by step,
@@ -13,6 +14,12 @@
 // -system puts another replicator under the same scenarios: reo (the
 // default), pipe, mm2, mm2-eos, a mutant, or any command that follows
 // package systems' contract (cmd:PROGRAM ARGS).
+//
+// -scenario runs a fixed scenario (scenarios.Presets) instead of drawn
+// ones: crash-loop (the one instance SIGKILLed 10 times under a mixed
+// transactional workload) and zombie (two of three instances paused past
+// any session timeout and resumed), reo's crash and zombie tests as any
+// system can take them. -peers gives each preset a row of its own.
 //
 // Exit status: 0 when every scenario kept the invariant, 1 otherwise, 2 on
 // bad flags.
@@ -55,6 +62,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	peers := fs.Bool("peers", false, "instead of drawing for -duration: run -per-fault scenarios of every fault kind on every system of -systems and write the table (README.md, peers.json) and failing runs' reports to -out")
 	peerSystems := fs.String("systems", "reo,pipe,mm2,mm2-eos", "with -peers: the systems to compare")
 	perFault := fs.Int("per-fault", 2, "with -peers: scenarios per system and fault kind")
+	presetFlag := fs.String("scenario", "", "instead of drawing: run this fixed scenario (crash-loop, zombie) with seeds seed, seed+1, ... for -duration")
+	presetsFlag := fs.String("presets", "crash-loop,zombie", "with -peers: the fixed scenarios that get a row after the fault kinds (\"none\": no such rows)")
 	replayPath := fs.String("replay", "", "run the scenario of this saved report again (its system, cluster kind and size) instead of drawing")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -63,6 +72,26 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, "reo-chaos: -faults:", err)
 		return 2
+	}
+	var preset *scenarios.Preset
+	if *presetFlag != "" {
+		p, err := scenarios.PresetFor(*presetFlag)
+		if err != nil {
+			fmt.Fprintln(stderr, "reo-chaos: -scenario:", err)
+			return 2
+		}
+		preset = &p
+	}
+	var presets []scenarios.Preset
+	if *presetsFlag != "none" {
+		for _, name := range flaglist.Split(*presetsFlag) {
+			p, err := scenarios.PresetFor(name)
+			if err != nil {
+				fmt.Fprintln(stderr, "reo-chaos: -presets:", err)
+				return 2
+			}
+			presets = append(presets, p)
+		}
 	}
 	if *duration <= 0 || (*brokers != 1 && *brokers != 3) {
 		fmt.Fprintln(stderr, "reo-chaos: -duration must be positive and -brokers 1 or 3")
@@ -114,7 +143,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	env := scenarios.Env{Source: src, Dest: dst, System: sys, Provider: string(kind)}
 	if *peers {
 		command := "reo-chaos " + strings.Join(args, " ")
-		code, err := runPeers(ctx, env, flaglist.Split(*peerSystems), openSystem, only, *perFault, *seed, *out, command, stdout)
+		code, err := runPeers(ctx, env, flaglist.Split(*peerSystems), openSystem, only, presets, *perFault, *seed, *out, command, stdout)
 		if err != nil {
 			fmt.Fprintln(stderr, "reo-chaos:", err)
 		}
@@ -124,6 +153,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	tg.Only = only
 	if len(only) > 0 {
 		tg.Only = append(tg.Only, scenarios.Wait)
+	}
+	if preset != nil && !preset.Available(tg) {
+		fmt.Fprintf(stderr, "reo-chaos: -scenario %s: not available to %s: %s\n", preset.Name, sys.Name(), preset.Why)
+		return 2
 	}
 
 	deadline := time.Now().Add(*duration)
@@ -135,6 +168,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	for i := uint64(0); time.Now().Before(deadline) && ctx.Err() == nil; i++ {
 		s := *seed + i
 		sc := scenarios.FromSeed(tg, s)
+		if preset != nil {
+			sc = preset.Build(tg, s)
+		}
 		progress(fmt.Sprintf("running seed %d", s))
 		res, err := scenarios.Run(ctx, env, sc)
 		if ctx.Err() != nil {

@@ -64,7 +64,7 @@ type peersResult struct {
 // perFault scenarios drawn with only that fault (and waits), and writes
 // out/peers.json, out/README.md and a slim report per failing run.
 func runPeers(ctx context.Context, env scenarios.Env, names []string, open func(string) (systems.System, error),
-	only []scenarios.Action, perFault int, seed uint64, out, command string, stdout io.Writer) (int, error) {
+	only []scenarios.Action, presets []scenarios.Preset, perFault int, seed uint64, out, command string, stdout io.Writer) (int, error) {
 	res := &peersResult{Command: command, Provider: env.Provider, Brokers: len(env.Source.Brokers()), Started: time.Now()}
 	// Rows of other systems from an earlier run into the same directory
 	// stay (rerunning one system replaces only its rows).
@@ -80,28 +80,19 @@ func runPeers(ctx context.Context, env scenarios.Env, names []string, open func(
 		}
 		env.System = sys
 		tg := env.Target()
-		for _, f := range scenarios.Available(tg) {
-			if f.Action == scenarios.Wait || (len(only) > 0 && !slices.Contains(only, f.Action)) {
-				continue
-			}
-			kept = slices.DeleteFunc(kept, func(c *peerCell) bool { return c.System == sys.Name() && c.Fault == string(f.Action) })
-			cell := &peerCell{System: sys.Name(), Fault: string(f.Action), Counts: map[oracle.Kind]int{}, Command: command, When: res.Started}
+		for _, row := range peerRows(tg, only, presets) {
+			kept = slices.DeleteFunc(kept, func(c *peerCell) bool { return c.System == sys.Name() && c.Fault == row.name })
+			cell := &peerCell{System: sys.Name(), Fault: row.name, Counts: map[oracle.Kind]int{}, Command: command, When: res.Started}
 			res.Cells = append(res.Cells, cell)
-			ftg := tg
-			ftg.Only = []scenarios.Action{f.Action}
 			for i := range perFault {
 				if ctx.Err() != nil {
 					return 1, ctx.Err()
 				}
 				s := seed + uint64(i)
-				// Eight steps of the one fault kind (the first of a long
-				// draw), so each run holds the fault several times and a
-				// row of four systems takes about half an hour.
-				sc := scenarios.GenLong(ftg).Example(int(s))
-				sc.Steps = sc.Steps[:min(peerSteps, len(sc.Steps))]
-				sc.Seed, sc.Name = s, sys.Name()+"-"+string(f.Action)
+				sc := row.build(s)
+				sc.Seed, sc.Name = s, sys.Name()+"-"+row.name
 				cell.Seeds = append(cell.Seeds, s)
-				fmt.Fprintf(stdout, "%s %s seed %d: %s\n", sys.Name(), f.Action, s, sc)
+				fmt.Fprintf(stdout, "%s %s seed %d: %s\n", sys.Name(), row.name, s, sc)
 				r, err := scenarios.Run(ctx, env, sc)
 				if r == nil {
 					cell.Errors = append(cell.Errors, fmt.Sprintf("seed %d: %v", s, err))
@@ -146,6 +137,40 @@ func runPeers(ctx context.Context, env scenarios.Env, names []string, open func(
 	}
 	fmt.Fprintf(stdout, "%d failing runs; table in %s\n", failing, filepath.Join(out, "README.md"))
 	return 0, nil
+}
+
+// peerRow is one row of the table for one system: a fault kind, drawn
+// with only that fault (and waits), or a preset scenario.
+type peerRow struct {
+	name  string
+	build func(seed uint64) scenarios.Scenario
+}
+
+// peerRows are the rows a system on tg takes: every available fault kind
+// of only (all when empty), then every available preset.
+func peerRows(tg scenarios.Target, only []scenarios.Action, presets []scenarios.Preset) []peerRow {
+	var rows []peerRow
+	for _, f := range scenarios.Available(tg) {
+		if f.Action == scenarios.Wait || (len(only) > 0 && !slices.Contains(only, f.Action)) {
+			continue
+		}
+		ftg := tg
+		ftg.Only = []scenarios.Action{f.Action}
+		rows = append(rows, peerRow{name: string(f.Action), build: func(s uint64) scenarios.Scenario {
+			// Eight steps of the one fault kind (the first of a long
+			// draw), so each run holds the fault several times and a
+			// row of four systems takes about half an hour.
+			sc := scenarios.GenLong(ftg).Example(int(s))
+			sc.Steps = sc.Steps[:min(peerSteps, len(sc.Steps))]
+			return sc
+		}})
+	}
+	for _, p := range presets {
+		if p.Available(tg) {
+			rows = append(rows, peerRow{name: p.Name, build: func(s uint64) scenarios.Scenario { return p.Build(tg, s) }})
+		}
+	}
+	return rows
 }
 
 // merged is res with the kept rows of other systems first, as written.

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/reo-kafka/reo/oracle"
+	"github.com/reo-kafka/reo/scenarios"
+	"github.com/reo-kafka/reo/systems"
 )
 
 // TestPeersTableKeepsOtherSystems proves a rerun of one system replaces
@@ -49,5 +52,47 @@ func TestPeersTableKeepsOtherSystems(t *testing.T) {
 	}
 	if strings.Contains(md, "654") || strings.Contains(md, "pipe-kill-100.json") {
 		t.Errorf("the replaced pipe row survived:\n%s", md)
+	}
+}
+
+// TestPeerRows proves the table's rows for a system: the available fault
+// kinds (restricted by -faults), then the presets it can take; a system
+// of one instance gets no zombie row, and each row builds its own kind of
+// scenario.
+func TestPeerRows(t *testing.T) {
+	presets := []scenarios.Preset{}
+	for _, name := range []string{"crash-loop", "zombie"} {
+		p, err := scenarios.PresetFor(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		presets = append(presets, p)
+	}
+	names := func(rows []peerRow) []string {
+		var out []string
+		for _, r := range rows {
+			out = append(out, r.name)
+		}
+		return out
+	}
+	tg := scenarios.Target{Brokers: 1, BrokerControl: true, Caps: systems.Reo{}.Caps()}
+	rows := peerRows(tg, []scenarios.Action{scenarios.Kill, scenarios.AddPartitions}, presets)
+	if got := names(rows); !slices.Equal(got, []string{"kill", "add-partitions", "crash-loop", "zombie"}) {
+		t.Fatalf("rows = %v", got)
+	}
+	for _, r := range rows[:2] {
+		for _, st := range r.build(3).Steps {
+			if st.Action != scenarios.Wait && string(st.Action) != r.name {
+				t.Fatalf("row %s drew step %s", r.name, st)
+			}
+		}
+	}
+	if sc := rows[3].build(3); sc.Instances != 3 {
+		t.Fatalf("zombie row built %d instances", sc.Instances)
+	}
+	one := tg
+	one.Caps = systems.Mutant{}.Caps()
+	if got := names(peerRows(one, []scenarios.Action{scenarios.Kill}, presets)); !slices.Equal(got, []string{"kill", "crash-loop"}) {
+		t.Fatalf("rows for a one-instance system = %v", got)
 	}
 }
