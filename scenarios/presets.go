@@ -26,14 +26,14 @@ var Presets = []Preset{
 	{
 		Name: "crash-loop",
 		Doc: "one instance SIGKILLed 10 times while a mixed transactional workload writes 6 partitions, " +
-			"each kill 2–12 s after the restart (long enough for a JVM replicator to start and copy), restarted at once",
+			"each kill 5–15 s after the restart (long enough for a JVM replicator to start and copy), restarted at once",
 		Available: always,
 		Build: func(tg Target, seed uint64) Scenario {
 			rng := rand.New(rand.NewPCG(seed, 0xc4a5))
 			sc := presetScenario(tg, seed, "crash-loop", 1)
 			for range 10 {
 				sc.Steps = append(sc.Steps,
-					Step{Action: Wait, Dur: time.Duration(2000+rng.IntN(10_000)) * time.Millisecond, Broker: -1},
+					Step{Action: Wait, Dur: time.Duration(5000+rng.IntN(10_000)) * time.Millisecond, Broker: -1},
 					Step{Action: Kill, Slot: 0, Broker: -1})
 			}
 			sc.Steps = append(sc.Steps, Step{Action: Wait, Dur: 5 * time.Second, Broker: -1})

@@ -36,8 +36,8 @@ func TestPresets(t *testing.T) {
 		t.Fatalf("crash-loop: %d kills, %d instances; want 10 kills of 1 instance: %s", n, a.Instances, a)
 	}
 	for i, st := range a.Steps {
-		if st.Action == scenarios.Kill && (i == 0 || a.Steps[i-1].Action != scenarios.Wait || a.Steps[i-1].Dur < 2*time.Second) {
-			t.Fatalf("crash-loop step %d: a kill without at least 2 s of copying before it: %s", i, a)
+		if st.Action == scenarios.Kill && (i == 0 || a.Steps[i-1].Action != scenarios.Wait || a.Steps[i-1].Dur < 5*time.Second) {
+			t.Fatalf("crash-loop step %d: a kill without at least 5 s of copying before it: %s", i, a)
 		}
 	}
 	if reflect.DeepEqual(a.Steps, b.Steps) || len(a.Steps) != len(b.Steps) {
