@@ -58,7 +58,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	brokers := fs.Int("brokers", 1, "brokers per cluster: 1 or 3")
 	out := fs.String("out", "", "directory for failing runs' reports (default <repo>/reports/out)")
 	system := fs.String("system", "reo", "system under test: "+systems.Names)
-	faultsFlag := fs.String("faults", "", "draw only these faults (comma-separated; default: every fault available to the system and clusters)")
+	faultsFlag := fs.String("faults", "", "draw only these faults (comma-separated; default: every fault available to the system and clusters; with -peers, none: only the presets' rows)")
 	peers := fs.Bool("peers", false, "instead of drawing for -duration: run -per-fault scenarios of every fault kind on every system of -systems and write the table (README.md, peers.json) and failing runs' reports to -out")
 	peerSystems := fs.String("systems", "reo,pipe,mm2,mm2-eos", "with -peers: the systems to compare")
 	perFault := fs.Int("per-fault", 2, "with -peers: scenarios per system and fault kind")
@@ -68,10 +68,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	only, err := scenarios.ParseActions(*faultsFlag)
-	if err != nil {
-		fmt.Fprintln(stderr, "reo-chaos: -faults:", err)
-		return 2
+	var only []scenarios.Action
+	if *faultsFlag == "none" {
+		if !*peers {
+			fmt.Fprintln(stderr, "reo-chaos: -faults none is for -peers (rows of the presets only)")
+			return 2
+		}
+		only = []scenarios.Action{} // not nil: no fault kind at all
+	} else {
+		var err error
+		if only, err = scenarios.ParseActions(*faultsFlag); err != nil {
+			fmt.Fprintln(stderr, "reo-chaos: -faults:", err)
+			return 2
+		}
 	}
 	var preset *scenarios.Preset
 	if *presetFlag != "" {

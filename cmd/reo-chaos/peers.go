@@ -147,11 +147,12 @@ type peerRow struct {
 }
 
 // peerRows are the rows a system on tg takes: every available fault kind
-// of only (all when empty), then every available preset.
+// of only (all when only is nil, none when it is empty but not nil), then
+// every available preset.
 func peerRows(tg scenarios.Target, only []scenarios.Action, presets []scenarios.Preset) []peerRow {
 	var rows []peerRow
 	for _, f := range scenarios.Available(tg) {
-		if f.Action == scenarios.Wait || (len(only) > 0 && !slices.Contains(only, f.Action)) {
+		if f.Action == scenarios.Wait || (only != nil && !slices.Contains(only, f.Action)) {
 			continue
 		}
 		ftg := tg

@@ -96,3 +96,20 @@ func TestPeerRows(t *testing.T) {
 		t.Fatalf("rows for a one-instance system = %v", got)
 	}
 }
+
+// TestPeerRowsPresetsOnly: -faults none (an empty, non-nil list) leaves
+// only the presets' rows.
+func TestPeerRowsPresetsOnly(t *testing.T) {
+	crash, err := scenarios.PresetFor("crash-loop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := scenarios.Target{Brokers: 1, BrokerControl: true, Caps: systems.Reo{}.Caps()}
+	rows := peerRows(tg, []scenarios.Action{}, []scenarios.Preset{crash})
+	if len(rows) != 1 || rows[0].name != "crash-loop" {
+		t.Fatalf("rows with no fault kinds = %d, first %v", len(rows), rows)
+	}
+	if all := peerRows(tg, nil, nil); len(all) < 5 {
+		t.Fatalf("rows with every fault kind: %d", len(all))
+	}
+}
