@@ -198,7 +198,7 @@ func (b *bench) ceiling(ctx context.Context, wl report.Workload, gen *measure.Re
 	err := b.createTopics(pctx, b.dstOpts, dst, wl.Partitions)
 	if err == nil {
 		var took time.Duration
-		if took, err = measure.Preload(pctx, b.dstOpts, dst.names(), gen, wl.Records, nil, prod...); err == nil && took > 0 {
+		if took, err = measure.ProduceCeiling(pctx, b.dstOpts, dst.names(), gen, wl.Records, prod...); err == nil && took > 0 {
 			c.ProduceRecordsPerSec = float64(wl.Records) / took.Seconds()
 			c.ProduceMBPerSec = c.ProduceRecordsPerSec * mb
 		}
