@@ -19,9 +19,13 @@ type Converged struct {
 // convergePoll is how long Converge waits between two looks.
 const convergePoll = 500 * time.Millisecond
 
-// decidedLooks is how many looks in a row without fewer missing records
-// end the wait once a violation that waiting cannot heal is seen.
-const decidedLooks = 3
+// decidedQuiet is how long the missing count must stay flat to end the
+// wait once a violation that waiting cannot heal is seen: long enough for
+// an at-least-once system to sit out a consumer group rebalance that
+// waits for killed members' sessions to expire (45 s is franz-go's
+// default session timeout), so that what it has not copied yet is not
+// counted as lost.
+const decidedQuiet = time.Minute
 
 // Converge polls until the destination holds everything the source does
 // (the oracle's verdict is clean) or ctx ends, reading both clusters
@@ -32,8 +36,8 @@ const decidedLooks = 3
 // logged it and the markers that make it visible to read_committed
 // readers follow asynchronously. On any other violation it returns as
 // soon as no record is missing, or the missing ones stopped decreasing for
-// three looks (an at-least-once system that duplicated goes on copying,
-// and its missing count is final only then). When ctx ends it returns the last verdict it took (if any
+// a minute (an at-least-once system that duplicated goes on copying, and
+// its missing count is final only then). When ctx ends it returns the last verdict it took (if any
 // look succeeded) and an error saying what was still wrong.
 func Converge(ctx context.Context, src, dst cluster.Cluster, topics []string, m oracle.Mapping, hist *oracle.History) (Converged, error) {
 	dstTopics := make([]string, len(topics))
@@ -51,21 +55,22 @@ func Converge(ctx context.Context, src, dst cluster.Cluster, topics []string, m 
 		}
 		return s, d, nil
 	}
-	return converge(ctx, look, m, hist, convergePoll)
+	return converge(ctx, look, m, hist, convergePoll, decidedQuiet)
 }
 
 // converge is Converge over any way of reading the two sides: look reads
 // the source, then the destination.
 func converge(ctx context.Context, look func(context.Context) (src, dst oracle.Log, err error),
-	m oracle.Mapping, hist *oracle.History, poll time.Duration) (Converged, error) {
+	m oracle.Mapping, hist *oracle.History, poll, quiet time.Duration) (Converged, error) {
 	var (
 		last  Converged
 		taken bool // last holds a verdict
 		// A decided violation with records still missing: the copy may
 		// still be catching up (an at-least-once system duplicates and
 		// goes on), so the missing count is final only once it stops
-		// falling. still counts looks without progress.
-		still int
+		// falling for quiet. flat is when it last fell (zero: not
+		// seen yet).
+		flat time.Time
 		// prevLost is the missing count of the last look (-1: none).
 		prevLost = -1
 	)
@@ -80,12 +85,10 @@ func converge(ctx context.Context, look func(context.Context) (src, dst oracle.L
 					// no record still on its way.
 					return last, nil
 				}
-				if prevLost >= 0 && lost >= prevLost {
-					still++
-				} else {
-					still = 0
+				if prevLost < 0 || lost < prevLost {
+					flat = time.Now()
 				}
-				if still >= decidedLooks {
+				if time.Since(flat) >= quiet {
 					return last, nil
 				}
 			}
