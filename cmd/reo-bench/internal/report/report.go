@@ -363,6 +363,7 @@ func (r *Report) Markdown(w io.Writer, charts []string) error {
 	if r.CostCurve {
 		b.WriteString(r.costCurveText())
 	}
+	b.WriteString(r.PlacementText())
 
 	for _, wl := range r.workloads() {
 		fmt.Fprintf(&b, "## %s\n\n", wl.Name)

@@ -332,3 +332,45 @@ func TestRenderCommittedReports(t *testing.T) {
 		}
 	}
 }
+
+// TestPlacementText proves the geo plan's placement section pairs each
+// round trip's two sides, shows every system's medians on both, and says
+// on which side reo copied faster and by how much; a round trip measured
+// on one side only gets no table.
+func TestPlacementText(t *testing.T) {
+	wl := func(side string, rtt float64) Workload {
+		w := Workload{RecordBytes: 1024, Partitions: 12, Instances: 1, Records: 100, Link: &Link{Side: side, RTTMs: rtt, BandwidthKBps: 25000}}
+		w.Name = WorkloadName(w)
+		return w
+	}
+	r := &Report{Repeats: 1}
+	for _, x := range []struct {
+		w        Workload
+		sys      string
+		rps, p99 float64
+	}{
+		{wl("source", 40), SysReo, 50_000, 300}, {wl("destination", 40), SysReo, 20_000, 900},
+		{wl("source", 40), SysPipe, 60_000, 100}, {wl("destination", 40), SysPipe, 55_000, 120},
+		{wl("source", 100), SysReo, 30_000, 500},
+	} {
+		r.Results = append(r.Results, Result{System: x.sys, Workload: x.w, Repeat: 1, RecordsPerSec: x.rps, P99Ms: x.p99, Verified: true})
+	}
+	got := r.PlacementText()
+	for _, want := range []string{
+		"## Where to run the replicator",
+		"### 40 ms round trip",
+		"| reo | 50000 | 20000 | 300 | 900 |",
+		"| pipe | 60000 | 55000 | 100 | 120 |",
+		"reo copied 2.50× as fast next to the destination as next to the source (p99 300 ms next to the destination, 900 ms next to the source).",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("placement lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "100 ms round trip") {
+		t.Errorf("a round trip measured on one side got a table:\n%s", got)
+	}
+	if (&Report{}).PlacementText() != "" {
+		t.Error("placement text without geo workloads")
+	}
+}
