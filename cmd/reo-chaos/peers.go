@@ -231,7 +231,7 @@ func writePeers(out string, res *peersResult) error {
 func peersMarkdown(res *peersResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Replicators under the same faults\n\n")
-	fmt.Fprintf(&b, "Every system ran the same drawn scenarios (package scenarios: a mixed transactional workload, one fault kind per row, up to eight steps of it per run, healed at the end, then the oracle's record-by-record verdict) on %s clusters of %d broker(s); the last run, %s, took %v.\n\n",
+	fmt.Fprintf(&b, "Every system ran the same drawn scenarios (package scenarios: a mixed transactional workload, one fault kind per row, up to eight steps of it per run, healed at the end, then the oracle's record-by-record verdict), and the same fixed scenarios (`crash-loop`: the one instance SIGKILLed 10 times; `zombie`: two of three instances paused for 20 and 35 s and resumed; scenarios/presets.go), on %s clusters of %d broker(s); the last run, %s, took %v.\n\n",
 		res.Provider, res.Brokers, res.Started.UTC().Format("2006-01-02"), res.Took)
 	commands := map[string]bool{}
 	for _, c := range res.Cells {
@@ -240,7 +240,7 @@ func peersMarkdown(res *peersResult) string {
 			fmt.Fprintf(&b, "Command (%s): `%s`\n\n", c.When.UTC().Format("2006-01-02 15:04"), c.Command)
 		}
 	}
-	b.WriteString("Cells count records the oracle found in each kind of violation, summed over the row's runs; `failing` counts runs with any violation or a misbehaving instance; `stalled` counts runs whose destination had not caught up 3 minutes after the workload stopped, whose `lost` records are the ones not copied by then. `could not run` are harness or cluster troubles, not verdicts.\n\n")
+	b.WriteString("Cells count records the oracle found in each kind of violation, summed over the row's runs; `failing` counts runs with any violation or a misbehaving instance; `lost` is taken once the missing records stopped falling for a minute; `stalled` counts runs whose destination had not caught up 3 minutes after the workload stopped, whose `lost` records are the ones not copied by then. `could not run` are harness or cluster troubles, not verdicts.\n\n")
 	b.WriteString("| system | fault | runs | failing | stalled |")
 	for _, k := range peerKinds {
 		fmt.Fprintf(&b, " %s |", k)
