@@ -44,6 +44,11 @@ func (r *Report) PlacementText() string {
 			b.WriteString("The same records across the same link, once between the replicator and the source (the replicator runs next to the destination) and once between the replicator and the destination (it runs next to the source). Medians.\n\n")
 		}
 		fmt.Fprintf(&b, "### %g ms round trip\n\n", rtt)
+		if ra, okA := r.Summarize(SysReo, p.src.Name); okA && ra.OfferedRate.N > 0 {
+			if rd, okD := r.Summarize(SysReo, p.dst.Name); okD && rd.OfferedRate.N > 0 {
+				fmt.Fprintf(&b, "Latency offered %s records/s next to the destination and %s next to the source (half the slowest system's saturation on each), so compare p99s within a column.\n\n", fmtNum(ra.OfferedRate.Median), fmtNum(rd.OfferedRate.Median))
+			}
+		}
 		b.WriteString("| system | records/s, next to the destination | next to the source | p99 ms, next to the destination | next to the source |\n|---|---:|---:|---:|---:|\n")
 		var systems []string
 		for _, s := range append(r.systemsOn(p.src.Name), r.systemsOn(p.dst.Name)...) {
