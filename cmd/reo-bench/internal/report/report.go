@@ -394,6 +394,11 @@ func (r *Report) Markdown(w io.Writer, charts []string) error {
 				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", t.Name, t.Want, t.Got, met, t.Margin)
 			}
 			b.WriteString("\n")
+			for _, t := range ts {
+				if t.Why != "" {
+					fmt.Fprintf(&b, "Why %s is missed: %s.\n\n", t.Name, t.Why)
+				}
+			}
 		}
 		for _, x := range r.Results {
 			if x.Workload.Name != wl.Name {
@@ -408,8 +413,8 @@ func (r *Report) Markdown(w io.Writer, charts []string) error {
 					if steps != "" {
 						steps = " (" + steps + ")"
 					}
-					fmt.Fprintf(&b, "- reo's own metrics%s, %s phase: %.0f transactions of %.0f records on average; commit (flush records and checkpoints, EndTxn) %.1f ms on average%s, p99 ≤ %.0f ms; %.0f aborted\n",
-						repeatLabel(x), ph.name, ph.st.Transactions, ph.st.RecordsPerTxn, ph.st.CommitMsAvg, steps, ph.st.CommitP99Ms, ph.st.Aborted)
+					fmt.Fprintf(&b, "- %s's own metrics%s, %s phase: %.0f transactions of %.0f records on average; commit (flush records and checkpoints, EndTxn) %.1f ms on average%s, p99 ≤ %.0f ms; %.0f aborted\n",
+						x.System, repeatLabel(x), ph.name, ph.st.Transactions, ph.st.RecordsPerTxn, ph.st.CommitMsAvg, steps, ph.st.CommitP99Ms, ph.st.Aborted)
 				}
 			}
 			if x.Error != "" {

@@ -374,3 +374,46 @@ func TestPlacementText(t *testing.T) {
 		t.Error("placement text without geo workloads")
 	}
 }
+
+// TestLatencyWhy proves a missed p99 goal carries the explanation from
+// reo's own latency-phase metrics (medians over the runs), and a met one
+// none.
+func TestLatencyWhy(t *testing.T) {
+	w := Workload{Name: "1KiB-p12-i1", RecordBytes: 1024, Partitions: 12, Instances: 1, Records: 1000}
+	build := func(reoP99 float64) *Report {
+		r := &Report{Repeats: 2}
+		for i, c := range []float64{18, 22} {
+			r.Results = append(r.Results,
+				Result{System: SysPipe, Workload: w, Repeat: i + 1, RecordsPerSec: 100, P50Ms: 10, P99Ms: 30, Verified: true},
+				Result{System: SysReo, Workload: w, Repeat: i + 1, RecordsPerSec: 100, P50Ms: 50, P99Ms: reoP99, Verified: true,
+					ReoLatency: &ReoStats{Transactions: 100, CommitMsAvg: c, FlushMsAvg: c - 2, EndMsAvg: 2}})
+		}
+		return r
+	}
+	var why string
+	for _, tg := range build(120).Targets(w.Name) {
+		if tg.Name == "p99 vs pipe at the same rate" {
+			if tg.Met {
+				t.Fatalf("p99 120 vs 30 met the 2× goal: %+v", tg)
+			}
+			why = tg.Why
+		}
+	}
+	for _, want := range []string{"took 20.0 ms on average", "flush of records and checkpoints 18.0, EndTxn 2.0", "p50 is 50.0 ms, the pipe's 10.0", "of the 40.0 ms more", "about 30.0 (1.5 commits)"} {
+		if !strings.Contains(why, want) {
+			t.Errorf("why lacks %q: %s", want, why)
+		}
+	}
+	var md strings.Builder
+	if err := build(120).Markdown(&md, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "Why p99 vs pipe at the same rate is missed: ") {
+		t.Errorf("bench.md does not say why:\n%s", md.String())
+	}
+	for _, tg := range build(50).Targets(w.Name) {
+		if tg.Why != "" {
+			t.Errorf("met goal %q has a why: %s", tg.Name, tg.Why)
+		}
+	}
+}
