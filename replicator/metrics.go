@@ -28,6 +28,7 @@ type metrics struct {
 	groupsSynced      prometheus.Gauge       //
 	groupSyncLast     prometheus.Gauge       //
 	translateFailures *prometheus.CounterVec // reason
+	forcedRebalances  prometheus.Counter     //
 	groupSyncSkipped  *prometheus.CounterVec // reason
 	all               []prometheus.Collector //
 }
@@ -100,7 +101,10 @@ func newMetrics(reg prometheus.Registerer, ready func() bool, reasons func() flo
 	m.groupSyncSkipped = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "reo_group_sync_skipped_total", Help: "Group sync rounds that left a group alone, by reason (active_members: consumers use it on the destination).",
 	}, []string{"reason"})
-	m.all = []prometheus.Collector{m.groupsSynced, m.groupSyncLast, m.translateFailures, m.groupSyncSkipped, m.reasons, m.blocked, m.resyncs, m.records, m.bytes, m.committed, m.aborted, m.commitLatency, m.commitPhase,
+	m.forcedRebalances = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "reo_ownership_rebalances_forced_total", Help: "Ownership group rebalances this instance asked for because shards stayed behind with no instance copying them.",
+	})
+	m.all = []prometheus.Collector{m.forcedRebalances, m.groupsSynced, m.groupSyncLast, m.translateFailures, m.groupSyncSkipped, m.reasons, m.blocked, m.resyncs, m.records, m.bytes, m.committed, m.aborted, m.commitLatency, m.commitPhase,
 		m.e2eLatency, m.lag, m.shardsOwned, m.skipped, m.restarts, m.ready}
 	if reg == nil {
 		return m, nil

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -717,4 +718,45 @@ func TestStartNotBlockedByOpenTransactionOnPartitionZero(t *testing.T) {
 	}
 	start(t, cfg)
 	waitFor(t, 15*time.Second, countIs(t, dst, "orders", 16+inShard1))
+}
+
+// TestUnownedShardsForceRebalance proves an instance asks the ownership
+// group to rebalance when a shard it does not own stays behind with no
+// one copying it, once per session timeout at most, and not while
+// nothing is stalled or before it joined.
+func TestUnownedShardsForceRebalance(t *testing.T) {
+	r, err := New(Config{SourceBrokers: []string{"a:1"}, DestBrokers: []string{"b:1"}, Topics: "t", Shards: 4, SessionTimeout: time.Second},
+		WithRegisterer(prometheus.NewRegistry()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stuck tp
+	for p := int32(0); p < 64; p++ {
+		if ShardOf("t", p, 4) == 1 {
+			stuck = tp{"t", p}
+			break
+		}
+	}
+	var calls atomic.Int32
+	run := func(d time.Duration) {
+		ctx, cancel := context.WithTimeout(context.Background(), d)
+		defer cancel()
+		r.healUnownedShards(ctx, 20*time.Millisecond, func() { calls.Add(1) })
+	}
+	r.lags.lag[stuck], r.lags.moved[stuck] = 40, time.Now().Add(-10*time.Minute)
+	run(200 * time.Millisecond)
+	if n := calls.Load(); n != 0 {
+		t.Fatalf("%d rebalances asked for before joining the group", n)
+	}
+	r.joined.Store(true)
+	run(1500 * time.Millisecond)
+	if n := calls.Load(); n != 2 {
+		t.Fatalf("%d rebalances asked for in 1.5 s, looking every 20 ms with a session timeout of 1 s: want 2 (at once, then after 1.02 s)", n)
+	}
+	calls.Store(0)
+	r.lags.moved[stuck] = time.Now()
+	run(200 * time.Millisecond)
+	if n := calls.Load(); n != 0 {
+		t.Fatalf("%d rebalances asked for while every shard moves", n)
+	}
 }

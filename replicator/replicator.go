@@ -232,6 +232,8 @@ func (r *Replicator) Run(ctx context.Context) (err error) {
 		}
 	})
 
+	bg.Go(func() { r.healUnownedShards(runCtx, r.stallAfter(), grp.ForceRebalance) })
+
 	select {
 	case <-ctx.Done():
 	case err = <-r.fatalCh:
@@ -569,5 +571,50 @@ func (b *backoff) wait(ctx context.Context) bool {
 		return false
 	case <-t.C:
 		return true
+	}
+}
+
+// healUnownedShards looks every interval for shards that are behind while
+// no instance copies them (stalledShards) and then asks the ownership
+// group to rebalance, at most once per session timeout plus interval. A
+// group can be left with shards assigned to no live member (seen once in
+// a run that scaled three instances down to one within seconds, one of
+// them leaving while its leave request timed out): the members that are
+// left keep their shards and nothing triggers another assignment. A
+// forced rebalance costs little with the cooperative balancer: a member
+// keeps what it owns; the leader's rejoin assigns the orphans, and the
+// broker answers other members' rejoin with their current assignment.
+func (r *Replicator) healUnownedShards(ctx context.Context, interval time.Duration, rebalance func()) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	var last time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if !r.joined.Load() || time.Since(last) < r.cfg.SessionTimeout+interval {
+			continue
+		}
+		owned := map[int32]bool{}
+		r.workersMu.Lock()
+		for k := range r.workers {
+			owned[k] = true
+		}
+		r.workersMu.Unlock()
+		stalled := r.stalledShards(owned, r.stallAfter())
+		if len(stalled) == 0 {
+			continue
+		}
+		ks := make([]int32, 0, len(stalled))
+		for k := range stalled {
+			ks = append(ks, k)
+		}
+		slices.Sort(ks)
+		last = time.Now()
+		r.log.Warn("shards behind that no instance copies; asking the ownership group to rebalance", "shards", ks)
+		r.m.forcedRebalances.Inc()
+		rebalance()
 	}
 }
