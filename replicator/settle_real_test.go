@@ -1,0 +1,111 @@
+package replicator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/reo-kafka/reo/cluster"
+	"github.com/reo-kafka/reo/cluster/kafkatest"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// On a real coordinator (Kafka 4, transaction version 2) the commit markers
+// are written after EndTxn returns: settling must find the transaction
+// still preparing after some commits and wait until it is not, and the copy
+// must stay exact. kfake completes a commit inside EndTxn, so only a real
+// broker shows the wait.
+func TestSettleRealKafka(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a Kafka broker")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	if err := cluster.Available(ctx, cluster.Local); err != nil {
+		if errors.Is(err, cluster.ErrUnavailable) {
+			t.Skipf("local Kafka cannot run here: %v", err)
+		}
+		t.Fatal(err)
+	}
+	c, err := cluster.Start(ctx, cluster.Local, cluster.Spec{Name: "settle", Brokers: 1, Unproxied: true})
+	if err != nil {
+		t.Fatalf("start local Kafka: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	opts := c.ClientOpts()
+	for _, topic := range []string{"in", "out"} {
+		if err := kafkatest.CreateTopic(ctx, opts, topic, 1, 1, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := Config{
+		Name:               "settle",
+		SourceBrokers:      c.Bootstrap(),
+		DestBrokers:        c.Bootstrap(),
+		TopicMapping:       map[string]string{"in": "out"},
+		Shards:             1,
+		SessionTimeout:     6 * time.Second,
+		TransactionTimeout: 30 * time.Second,
+	}
+	var l settleLog
+	startHooked(t, cfg, &testHooks{settled: l.hook})
+
+	prod, err := kgo.NewClient(append(opts, kgo.DefaultProduceTopic("in"))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prod.Close()
+	const n = 60
+	for i := range n {
+		if err := prod.ProduceSync(ctx, &kgo.Record{Value: fmt.Appendf(nil, "r%03d", i)}).FirstErr(); err != nil {
+			t.Fatalf("produce record %d: %v", i, err)
+		}
+		time.Sleep(20 * time.Millisecond) // one record at a time: many small commits
+	}
+	var got []*kgo.Record
+	deadline := time.Now().Add(time.Minute)
+	for {
+		all, err := kafkatest.ReadAll(ctx, opts, "out", true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got = all[0]; len(got) >= n || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if len(got) != n {
+		t.Fatalf("destination holds %d records, want %d", len(got), n)
+	}
+	for i, r := range got {
+		if want := fmt.Sprintf("r%03d", i); string(r.Value) != want {
+			t.Fatalf("destination record %d is %q, want %q", i, r.Value, want)
+		}
+	}
+
+	asked, states, ends := l.snapshot()
+	waited := 0
+	for i, k := range asked {
+		if k == 0 {
+			if ends[i] <= settleNear {
+				t.Fatalf("settle %d asked nothing after an EndTxn of %v", i, ends[i])
+			}
+			continue
+		}
+		if s := states[i]; s == "" || s == "PrepareCommit" || s == "PrepareAbort" {
+			t.Fatalf("settle %d ended with the transaction in state %q, want it past the commit", i, s)
+		}
+		if k > 1 {
+			waited++
+		}
+	}
+	if len(asked) < 10 {
+		t.Fatalf("%d commits for %d records produced one at a time, want many small ones", len(asked), n)
+	}
+	if waited == 0 {
+		t.Fatalf("none of %d settles found the transaction still preparing: the wait was never exercised", len(asked))
+	}
+	t.Logf("%d commits; %d found the commit still preparing and waited", len(asked), waited)
+}
