@@ -59,6 +59,7 @@ func reoStats(pages []*promscrape.Page) *report.ReoStats {
 	st.FlushMsAvg, st.EndMsAvg = phase("flush"), phase("end")
 	st.RecordsMsAvg, st.CheckpointsMsAvg = phase("records"), phase("checkpoints")
 	if st.Transactions > 0 {
+		st.MarkersMsAvg = sum("reo_commit_phase_seconds_sum", map[string]string{"phase": "markers"}) / st.Transactions * 1000
 		st.RecordsPerTxn = sum("reo_records_replicated_total", nil) / st.Transactions
 	}
 	st.CommitP99Ms = bucketQuantile(buckets("reo_commit_latency_seconds"), 0.99) * 1000

@@ -24,12 +24,24 @@ type ReoStats struct {
 	RecordsMsAvg     float64 `json:"commit_records_ms_avg,omitempty"`
 	CheckpointsMsAvg float64 `json:"commit_checkpoints_ms_avg,omitempty"`
 	EndMsAvg         float64 `json:"commit_end_ms_avg,omitempty"`
+	// MarkersMsAvg is, per commit, the average wait after EndTxn until
+	// the coordinator reported the commit markers written (reo waits
+	// before producing the next transaction's records when the
+	// destination is near; 0 for versions that did not).
+	MarkersMsAvg float64 `json:"commit_markers_ms_avg,omitempty"`
 }
+
+// CycleMsAvg is a commit's average time including the wait for its
+// markers: how long a shard is busy committing before its next records
+// go out.
+func (s *ReoStats) CycleMsAvg() float64 { return s.CommitMsAvg + s.MarkersMsAvg }
 
 // Steps describes a commit's average steps, or "" when reo did not
 // report them.
 func (s *ReoStats) Steps() string {
 	switch {
+	case s.FlushMsAvg > 0 && s.MarkersMsAvg > 0:
+		return fmt.Sprintf("flush %.1f, EndTxn %.1f, then %.1f waiting for the markers", s.FlushMsAvg, s.EndMsAvg, s.MarkersMsAvg)
 	case s.FlushMsAvg > 0:
 		return fmt.Sprintf("flush %.1f, EndTxn %.1f", s.FlushMsAvg, s.EndMsAvg)
 	case s.RecordsMsAvg > 0:

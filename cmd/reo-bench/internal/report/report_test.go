@@ -416,4 +416,24 @@ func TestLatencyWhy(t *testing.T) {
 			t.Errorf("met goal %q has a why: %s", tg.Name, tg.Why)
 		}
 	}
+
+	// A commit followed by a wait for its markers: the wait is named,
+	// and a record's share is one and a half of commit plus wait.
+	r := build(120)
+	for i := range r.Results {
+		if l := r.Results[i].ReoLatency; l != nil {
+			l.MarkersMsAvg = 4
+		}
+	}
+	why = ""
+	for _, tg := range r.Targets(w.Name) {
+		if tg.Name == "p99 vs pipe at the same rate" {
+			why = tg.Why
+		}
+	}
+	for _, want := range []string{"took 20.0 ms on average", "then 4.0 ms waiting for the coordinator to write the commit markers", "about 36.0 (1.5 commits)"} {
+		if !strings.Contains(why, want) {
+			t.Errorf("with a markers wait, why lacks %q: %s", want, why)
+		}
+	}
 }

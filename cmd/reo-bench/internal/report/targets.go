@@ -116,12 +116,14 @@ func (r *Report) AllTargets() []Target {
 // in progress when it arrives, then for its own: about one and a half
 // commits of reo's extra p50 are that. "" without the metrics.
 func (r *Report) latencyWhy(workload string) string {
-	var commit, flush, end []float64
+	var cycle, commit, flush, end, markers []float64
 	for _, x := range r.Results {
 		if x.System == SysReo && x.Workload.Name == workload && x.ReoLatency != nil && x.ReoLatency.Transactions > 0 {
+			cycle = append(cycle, x.ReoLatency.CycleMsAvg())
 			commit = append(commit, x.ReoLatency.CommitMsAvg)
 			flush = append(flush, x.ReoLatency.FlushMsAvg)
 			end = append(end, x.ReoLatency.EndMsAvg)
+			markers = append(markers, x.ReoLatency.MarkersMsAvg)
 		}
 	}
 	reo, okR := r.Summarize(SysReo, workload)
@@ -129,8 +131,12 @@ func (r *Report) latencyWhy(workload string) string {
 	if len(commit) == 0 || !okR || !okP || reo.P50Ms.N == 0 || pipe.P50Ms.N == 0 {
 		return ""
 	}
-	c := SpreadOf(commit).Median
+	c := SpreadOf(cycle).Median
 	extra := reo.P50Ms.Median - pipe.P50Ms.Median
-	return fmt.Sprintf("reo's commits at this rate took %.1f ms on average (the flush of records and checkpoints %.1f, EndTxn %.1f: destination round trips the pipe does not make). reo's p50 is %.1f ms, the pipe's %.1f: of the %.1f ms more, waiting for the commit under way and then its own accounts for about %.1f (1.5 commits); these metrics do not break down the rest (the commit markers' writing, the readers' fetch wait)",
-		c, SpreadOf(flush).Median, SpreadOf(end).Median, reo.P50Ms.Median, pipe.P50Ms.Median, extra, min(1.5*c, max(extra, 0)))
+	wait := ""
+	if m := SpreadOf(markers).Median; m > 0 {
+		wait = fmt.Sprintf(", then %.1f ms waiting for the coordinator to write the commit markers before the next records go out", m)
+	}
+	return fmt.Sprintf("reo's commits at this rate took %.1f ms on average (the flush of records and checkpoints %.1f, EndTxn %.1f: destination round trips the pipe does not make)%s. reo's p50 is %.1f ms, the pipe's %.1f: of the %.1f ms more, waiting for the commit under way and then its own accounts for about %.1f (1.5 commits); these metrics do not break down the rest (the readers' wait for the markers and their fetch)",
+		SpreadOf(commit).Median, SpreadOf(flush).Median, SpreadOf(end).Median, wait, reo.P50Ms.Median, pipe.P50Ms.Median, extra, min(1.5*c, max(extra, 0)))
 }
