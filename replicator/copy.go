@@ -483,7 +483,9 @@ func (s *copier) commit(ctx context.Context, b *batch) error {
 // come at once, so each commit paid those 20 ms: measured on a local
 // broker, a commit of 9 records took 23 ms; asking the coordinator until
 // the markers are written (a few requests of a quarter millisecond) and
-// only then producing took 2 ms.
+// only then producing took 2 ms. With a backlog the shard does not ask:
+// its transactions are large, the leaders' retry costs the same wait, and
+// the questions would only add load.
 const (
 	// settleNear: an EndTxn round trip longer than this means the
 	// coordinator is far enough away that the markers are written before
@@ -492,33 +494,45 @@ const (
 	// settleMax bounds the wait: the leaders' own retries give up after
 	// add.partitions.to.txn.retry.backoff.max.ms (100 ms by default).
 	settleMax = 100 * time.Millisecond
-	// settlePause is the pause between two questions.
-	settlePause = 250 * time.Microsecond
+	// settlePause is the first pause between two questions; it doubles
+	// up to settlePauseMax, still well under the leaders' 20 ms.
+	settlePause    = 250 * time.Microsecond
+	settlePauseMax = 4 * time.Millisecond
 	// settleGiveUp failed questions in a row end settling for the session.
 	settleGiveUp = 3
 )
 
 // settle waits, after a commit whose EndTxn took endTook, until the
 // transaction coordinator no longer reports the transaction as preparing
-// (its markers are written), for at most settleMax. It never fails the
-// commit: an error ends the wait, and a destination that cannot answer
-// (DescribeTransactions unsupported or not authorized) turns it off for the
-// session.
+// (its markers are written), for at most settleMax. It asks only when the
+// shard is caught up and the destination near. It never fails the commit:
+// an error ends the wait, and settleGiveUp errors in a row (a destination
+// that does not support or authorize DescribeTransactions) turn it off for
+// the session.
 func (s *copier) settle(ctx context.Context, endTook time.Duration) {
 	r := s.w.r
 	start := time.Now()
-	asked, state := 0, ""
+	asked, state, skipped := 0, "", ""
 	defer func() {
 		if asked > 0 {
 			r.m.commitPhase.WithLabelValues("markers").Observe(time.Since(start).Seconds())
 		}
 		if h := r.hooks; h != nil && h.settled != nil {
-			h.settled(s.w.shard, endTook, asked, state)
+			h.settled(s.w.shard, skipped, asked, state)
 		}
 	}()
-	if s.settleFails >= settleGiveUp || endTook > settleNear {
+	switch {
+	case s.settleFails >= settleGiveUp:
+		skipped = "gave up"
+	case endTook > settleNear:
+		skipped = "far"
+	case !s.caughtUp():
+		skipped = "backlog"
+	}
+	if skipped != "" {
 		return
 	}
+	pause := settlePause
 	for time.Since(start) < settleMax && ctx.Err() == nil {
 		req := kmsg.NewPtrDescribeTransactionsRequest()
 		req.TransactionalIDs = []string{s.w.txnID}
@@ -551,8 +565,9 @@ func (s *copier) settle(ctx context.Context, endTook time.Duration) {
 		}
 		select {
 		case <-ctx.Done():
-		case <-time.After(settlePause):
+		case <-time.After(pause):
 		}
+		pause = min(2*pause, settlePauseMax)
 	}
 }
 

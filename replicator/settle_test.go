@@ -12,24 +12,24 @@ import (
 
 // settleLog records what each settle did, per commit.
 type settleLog struct {
-	mu     sync.Mutex
-	asked  []int
-	states []string
-	ends   []time.Duration
+	mu      sync.Mutex
+	asked   []int
+	states  []string
+	skipped []string
 }
 
-func (l *settleLog) hook(_ int32, endTook time.Duration, asked int, state string) {
+func (l *settleLog) hook(_ int32, skipped string, asked int, state string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.ends = append(l.ends, endTook)
+	l.skipped = append(l.skipped, skipped)
 	l.asked = append(l.asked, asked)
 	l.states = append(l.states, state)
 }
 
-func (l *settleLog) snapshot() ([]int, []string, []time.Duration) {
+func (l *settleLog) snapshot() ([]int, []string, []string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return append([]int(nil), l.asked...), append([]string(nil), l.states...), append([]time.Duration(nil), l.ends...)
+	return append([]int(nil), l.asked...), append([]string(nil), l.states...), append([]string(nil), l.skipped...)
 }
 
 // After every commit on a near destination the shard asks the coordinator
@@ -47,13 +47,13 @@ func TestSettleAfterCommit(t *testing.T) {
 		produceNumbered(t, src, "logs", fmt.Sprintf("b%d-", i), 10, 1)
 		waitFor(t, 20*time.Second, countIs(t, dst, "logs", 10*(i+1)))
 	}
-	asked, states, _ := l.snapshot()
+	asked, states, skipped := l.snapshot()
 	if len(asked) < 5 {
 		t.Fatalf("%d settles after 5 separate batches, want one per commit (at least 5)", len(asked))
 	}
 	for i, n := range asked {
 		if n == 0 {
-			t.Fatalf("settle %d asked nothing", i)
+			t.Fatalf("settle %d asked nothing (skipped: %q) after a caught-up commit on a near destination", i, skipped[i])
 		}
 		if s := states[i]; s == "" || s == "PrepareCommit" || s == "PrepareAbort" {
 			t.Fatalf("settle %d ended with the transaction in state %q, want it past the commit", i, s)
@@ -103,7 +103,10 @@ func TestSettleGivesUpOnRefusal(t *testing.T) {
 	if n != settleGiveUp {
 		t.Fatalf("DescribeTransactions asked %d times while refused, want %d then no more", n, settleGiveUp)
 	}
-	asked, _, _ := l.snapshot()
+	asked, _, skipped := l.snapshot()
+	if last := skipped[len(skipped)-1]; last != "gave up" {
+		t.Errorf("the last commit's settle was skipped as %q, want \"gave up\"", last)
+	}
 	if len(asked) < 6 {
 		t.Fatalf("%d commits seen, want at least 6", len(asked))
 	}
@@ -131,13 +134,13 @@ func TestSettleSkipsFarDestination(t *testing.T) {
 		produceNumbered(t, src, "logs", fmt.Sprintf("b%d-", i), 10, 1)
 		waitFor(t, 20*time.Second, countIs(t, dst, "logs", 10*(i+1)))
 	}
-	asked, _, _ := l.snapshot()
+	asked, _, skipped := l.snapshot()
 	if len(asked) < 3 {
 		t.Fatalf("%d commits seen, want at least 3", len(asked))
 	}
 	for i, n := range asked {
-		if n != 0 {
-			t.Fatalf("settle %d asked %d times after a slow EndTxn, want none", i, n)
+		if n != 0 || skipped[i] != "far" {
+			t.Fatalf("settle %d asked %d times (skipped: %q) after a slow EndTxn, want none, as far", i, n, skipped[i])
 		}
 	}
 }

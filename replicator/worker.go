@@ -49,10 +49,11 @@ type testHooks struct {
 	// afterFlush returns how many checkpoint confirmations to pretend
 	// have not arrived yet when the flush returns.
 	afterFlush func(shard int32) int
-	// settled runs after each settle with the commit's EndTxn time, the
-	// number of DescribeTransactions requests it made and the state the
-	// last one reported ("" when none answered).
-	settled func(shard int32, endTook time.Duration, asked int, state string)
+	// settled runs after each settle with why it did not ask ("" when it
+	// did; "far", "backlog" or "gave up"), the number of
+	// DescribeTransactions requests it made and the state the last one
+	// reported ("" when none answered).
+	settled func(shard int32, skipped string, asked int, state string)
 	// afterShardLookup runs when Shards 0 has been resolved, before
 	// reo's own topics are created.
 	afterShardLookup func(shards int)
