@@ -88,9 +88,10 @@ bench: kafka kafka-mm2
 bench-geo: kafka kafka-mm2
 	$(GO) run ./cmd/reo-bench --geo --out reports/bench-geo
 
-## bench-cost: reo and MM2 at 12 to 5,000 partitions and 1,000 topics (throughput, start-up, commit time, memory)
+## bench-cost: reo and MM2 at 12 to 5,000 partitions and 1,000 topics (throughput, start-up, commit time, memory);
+## server-JVM brokers and 15-minute phases: the test JVM took over 5 minutes to create and fill 5,000 partitions
 bench-cost: kafka kafka-mm2
-	$(GO) run ./cmd/reo-bench --cost-curve --out reports/bench-cost
+	$(GO) run ./cmd/reo-bench --cost-curve --broker-jvm server --phase-timeout 15m --out reports/bench-cost
 
 clean:
 	rm -rf bin

@@ -7,12 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/reo-kafka/reo/cluster/kafkatest"
 	"github.com/reo-kafka/reo/cmd/reo-bench/internal/report"
 	"github.com/reo-kafka/reo/internal/logtext"
 	"github.com/reo-kafka/reo/systems"
@@ -270,19 +270,22 @@ func (t topicSet) pattern() string {
 	return "^" + regexp.QuoteMeta(t.base) + "-t[0-9]{4}$"
 }
 
+// createTopicsTimeout is how long one CreateTopics request may take: a
+// single broker creating thousands of partitions (the cost curve) answers
+// in minutes, not in kadm's 15 s; ctx still bounds the whole.
+const createTopicsTimeout = 3 * time.Minute
+
 // createTopics creates the topics of ts with partitions each on the
 // cluster opts reach, in batches of a hundred.
 func (b *bench) createTopics(ctx context.Context, opts []kgo.Opt, ts topicSet, partitions int) error {
 	names := ts.names()
-	if len(names) == 1 {
-		return kafkatest.CreateTopic(ctx, opts, names[0], int32(partitions), -1, nil)
-	}
-	cl, err := kgo.NewClient(opts...)
+	cl, err := kgo.NewClient(append(slices.Clone(opts), kgo.RequestTimeoutOverhead(createTopicsTimeout))...)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
+	adm.SetTimeoutMillis(int32(createTopicsTimeout / time.Millisecond))
 	for i := 0; i < len(names); i += 100 {
 		batch := names[i:min(i+100, len(names))]
 		resp, err := adm.CreateTopics(ctx, int32(partitions), -1, nil, batch...)
