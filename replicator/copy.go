@@ -40,6 +40,10 @@ type copier struct {
 	// settleGiveUp the session stops settling (a destination too old for
 	// the request, or one that does not authorize it).
 	settleFails int
+	// settleIdle counts settles in a row whose first answer already had
+	// the markers written: at settleIdleMax the next settleRest commits
+	// do not ask (settleRested counts them down), then asking resumes.
+	settleIdle, settleRested int
 }
 
 // caughtUpSlack is how many offsets a partition may be behind its last
@@ -500,12 +504,19 @@ const (
 	settlePauseMax = 4 * time.Millisecond
 	// settleGiveUp failed questions in a row end settling for the session.
 	settleGiveUp = 3
+	// settleIdleMax settles in a row that found the markers already
+	// written (a coordinator that outruns the question: one a few
+	// milliseconds away) rest settling for settleRest commits; then it
+	// tries again, in case the destination got busier.
+	settleIdleMax = 8
+	settleRest    = 100
 )
 
 // settle waits, after a commit whose EndTxn took endTook, until the
 // transaction coordinator no longer reports the transaction as preparing
 // (its markers are written), for at most settleMax. It asks only when the
-// shard is caught up and the destination near. It never fails the commit:
+// shard is caught up and the destination near, and rests when the markers
+// keep being written before the first answer. It never fails the commit:
 // an error ends the wait, and settleGiveUp errors in a row (a destination
 // that does not support or authorize DescribeTransactions) turn it off for
 // the session.
@@ -528,16 +539,42 @@ func (s *copier) settle(ctx context.Context, endTook time.Duration) {
 		skipped = "far"
 	case !s.caughtUp():
 		skipped = "backlog"
+	case s.settleRested > 0:
+		s.settleRested--
+		skipped = "rest"
 	}
 	if skipped != "" {
 		return
 	}
+	var err error
+	asked, state, err = awaitMarkers(ctx, s.prod, s.w.txnID, settleMax)
+	switch {
+	case err == nil:
+		s.settleFails = 0
+		if asked > 1 {
+			s.settleIdle = 0
+		} else if s.settleIdle++; s.settleIdle >= settleIdleMax {
+			s.settleIdle, s.settleRested = 0, settleRest
+		}
+	case ctx.Err() == nil:
+		if s.settleFails++; s.settleFails == settleGiveUp {
+			s.w.log.Info("no longer waiting for commit markers after commits: the destination did not answer DescribeTransactions", "tries", settleGiveUp, "err", err)
+		}
+	}
+}
+
+// awaitMarkers asks the coordinator about transactional id txnID through
+// cl until the transaction is no longer preparing a commit or an abort, or
+// within has passed. It returns how many times it asked, the last state
+// reported, and the first error (which ends it).
+func awaitMarkers(ctx context.Context, cl *kgo.Client, txnID string, within time.Duration) (asked int, state string, err error) {
+	start := time.Now()
 	pause := settlePause
-	for time.Since(start) < settleMax && ctx.Err() == nil {
+	for time.Since(start) < within && ctx.Err() == nil {
 		req := kmsg.NewPtrDescribeTransactionsRequest()
-		req.TransactionalIDs = []string{s.w.txnID}
-		actx, cancel := context.WithTimeout(ctx, settleMax)
-		resp, err := req.RequestWith(actx, s.prod)
+		req.TransactionalIDs = []string{txnID}
+		actx, cancel := context.WithTimeout(ctx, within)
+		resp, err := req.RequestWith(actx, cl)
 		cancel()
 		asked++
 		if err == nil {
@@ -548,20 +585,13 @@ func (s *copier) settle(ctx context.Context, endTook time.Duration) {
 			}
 		}
 		if err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			if s.settleFails++; s.settleFails == settleGiveUp {
-				s.w.log.Info("no longer waiting for commit markers after commits: the destination did not answer DescribeTransactions", "tries", settleGiveUp, "err", err)
-			}
-			return
+			return asked, state, fmt.Errorf("describe transaction %s: %w", txnID, err)
 		}
-		s.settleFails = 0
 		state = resp.TransactionStates[0].State
 		switch state {
 		case "PrepareCommit", "PrepareAbort":
 		default:
-			return
+			return asked, state, nil
 		}
 		select {
 		case <-ctx.Done():
@@ -569,6 +599,7 @@ func (s *copier) settle(ctx context.Context, endTook time.Duration) {
 		}
 		pause = min(2*pause, settlePauseMax)
 	}
+	return asked, state, nil
 }
 
 // fetchError returns the first real error of a poll: the poll's own

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -32,6 +33,37 @@ func (l *settleLog) snapshot() ([]int, []string, []string) {
 	return append([]int(nil), l.asked...), append([]string(nil), l.states...), append([]string(nil), l.skipped...)
 }
 
+// preparingFirst makes dst answer every other DescribeTransactions (the
+// first after each commit) with the transaction still preparing its
+// commit, as a real coordinator does before its markers are written; the
+// other requests get kfake's own answer. It returns how many it faked.
+func preparingFirst(dst *kfake.Cluster) func() int {
+	var mu sync.Mutex
+	n, faked := 0, 0
+	dst.ControlKey(int16(kmsg.DescribeTransactions), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		dst.KeepControl()
+		mu.Lock()
+		defer mu.Unlock()
+		if n++; n%2 == 0 {
+			return nil, nil, false
+		}
+		faked++
+		dr := req.(*kmsg.DescribeTransactionsRequest)
+		resp := dr.ResponseKind().(*kmsg.DescribeTransactionsResponse)
+		for _, id := range dr.TransactionalIDs {
+			st := kmsg.NewDescribeTransactionsResponseTransactionState()
+			st.TransactionalID, st.State = id, "PrepareCommit"
+			resp.TransactionStates = append(resp.TransactionStates, st)
+		}
+		return resp, nil, true
+	})
+	return func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return faked
+	}
+}
+
 // After every commit on a near destination the shard asks the coordinator
 // about its transaction and produces again only once it is no longer
 // preparing, so the next transaction's first produce is not held back by
@@ -39,31 +71,85 @@ func (l *settleLog) snapshot() ([]int, []string, []string) {
 func TestSettleAfterCommit(t *testing.T) {
 	src := newCluster(t, "src", 1, "logs")
 	dst := newCluster(t, "dst", 1, "logs")
+	faked := preparingFirst(dst)
 	cfg := testConfig(src, dst, "logs")
 	cfg.Shards = 1
 	var l settleLog
 	run := startHooked(t, cfg, &testHooks{settled: l.hook})
-	for i := range 5 {
+	for i := range 12 {
 		produceNumbered(t, src, "logs", fmt.Sprintf("b%d-", i), 10, 1)
 		waitFor(t, 20*time.Second, countIs(t, dst, "logs", 10*(i+1)))
 	}
 	asked, states, skipped := l.snapshot()
-	if len(asked) < 5 {
-		t.Fatalf("%d settles after 5 separate batches, want one per commit (at least 5)", len(asked))
+	if len(asked) < 12 {
+		t.Fatalf("%d settles after 12 separate batches, want one per commit (at least 12)", len(asked))
 	}
+	settles := 0
 	for i, n := range asked {
-		if n == 0 {
-			t.Fatalf("settle %d asked nothing (skipped: %q) after a caught-up commit on a near destination", i, skipped[i])
+		if skipped[i] == "far" {
+			continue // a slow EndTxn on a loaded machine
+		}
+		settles++
+		if n != 2 {
+			t.Fatalf("settle %d asked %d times (skipped: %q), want 2: once preparing, once done; all: %v %q %q", i, n, skipped[i], asked, skipped, states)
 		}
 		if s := states[i]; s == "" || s == "PrepareCommit" || s == "PrepareAbort" {
 			t.Fatalf("settle %d ended with the transaction in state %q, want it past the commit", i, s)
 		}
 	}
-	if n := run.metricValue(t, "reo_commit_phase_seconds", map[string]string{"phase": "markers"}); n < 5 {
-		t.Fatalf("reo_commit_phase_seconds{phase=markers} counted %v waits, want at least 5", n)
+	if settles < 6 {
+		t.Fatalf("%d of %d commits settled, the rest skipped as far: %q", settles, len(asked), skipped)
+	}
+	if f := faked(); f != settles {
+		t.Fatalf("%d answers said preparing over %d settles, want one each", f, settles)
+	}
+	if n := run.metricValue(t, "reo_commit_phase_seconds", map[string]string{"phase": "markers"}); n != float64(settles) {
+		t.Fatalf("reo_commit_phase_seconds{phase=markers} counted %v waits, want %d", n, settles)
 	}
 	if d := sameContent(t, src, "logs", dst, "logs"); d != "" {
 		t.Fatal(d)
+	}
+}
+
+// A coordinator whose markers are written before the first question is
+// answered (kfake: always) makes asking a pure cost: after settleIdleMax
+// such settles in a row the shard rests for settleRest commits.
+func TestSettleRestsWhenMarkersOutrun(t *testing.T) {
+	src := newCluster(t, "src", 1, "logs")
+	dst := newCluster(t, "dst", 1, "logs")
+	cfg := testConfig(src, dst, "logs")
+	cfg.Shards = 1
+	var l settleLog
+	startHooked(t, cfg, &testHooks{settled: l.hook})
+	for i := range settleIdleMax + 8 {
+		produceNumbered(t, src, "logs", fmt.Sprintf("b%d-", i), 10, 1)
+		waitFor(t, 20*time.Second, countIs(t, dst, "logs", 10*(i+1)))
+	}
+	asked, _, skipped := l.snapshot()
+	var askedIn []int
+	rests := 0
+	for i, n := range asked {
+		switch skipped[i] {
+		case "":
+			if rests > 0 {
+				t.Fatalf("settle %d asked after resting began (%d rests): %v / %q", i, rests, asked, skipped)
+			}
+			askedIn = append(askedIn, n)
+		case "rest":
+			rests++
+		case "far":
+			// a slow EndTxn on a loaded machine: neither asks nor rests
+		default:
+			t.Fatalf("settle %d skipped as %q", i, skipped[i])
+		}
+	}
+	if len(askedIn) != settleIdleMax || rests == 0 {
+		t.Fatalf("%d settles asked, then %d rested; want %d, then rest: %v / %q", len(askedIn), rests, settleIdleMax, asked, skipped)
+	}
+	for i, n := range askedIn {
+		if n != 1 {
+			t.Fatalf("settle %d asked %d times, want 1 (kfake's markers are written at once)", i, n)
+		}
 	}
 }
 

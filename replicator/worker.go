@@ -50,7 +50,7 @@ type testHooks struct {
 	// have not arrived yet when the flush returns.
 	afterFlush func(shard int32) int
 	// settled runs after each settle with why it did not ask ("" when it
-	// did; "far", "backlog" or "gave up"), the number of
+	// did; "far", "backlog", "rest" or "gave up"), the number of
 	// DescribeTransactions requests it made and the state the last one
 	// reported ("" when none answered).
 	settled func(shard int32, skipped string, asked int, state string)

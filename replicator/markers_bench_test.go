@@ -1,0 +1,99 @@
+package replicator
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/reo-kafka/reo/cluster"
+	"github.com/reo-kafka/reo/cluster/kafkatest"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// BenchmarkCommitThenProduce measures, on a local Kafka broker, small
+// transactions begun right after the previous commit, as a caught-up
+// shard's are: 9 records of 1 KiB on 3 partitions, then 3 checkpoint-sized
+// records on a fourth, flush, EndTxn. "at-once" produces the next
+// transaction immediately, as reo did before it waited for the commit
+// markers; "settle" first waits with awaitMarkers, as reo does now. It
+// reports the flush's and EndTxn's milliseconds per transaction and, for
+// settle, the wait's and the questions asked.
+//
+//	go test -run '^$' -bench CommitThenProduce ./replicator
+func BenchmarkCommitThenProduce(b *testing.B) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	if err := cluster.Available(ctx, cluster.Local); err != nil {
+		if errors.Is(err, cluster.ErrUnavailable) {
+			b.Skipf("local Kafka cannot run here: %v", err)
+		}
+		b.Fatal(err)
+	}
+	c, err := cluster.Start(ctx, cluster.Local, cluster.Spec{Name: "markers", Brokers: 1, Unproxied: true})
+	if err != nil {
+		b.Fatalf("start local Kafka: %v", err)
+	}
+	defer c.Close()
+	opts := c.ClientOpts()
+	if err := kafkatest.CreateTopic(ctx, opts, "data", 3, 1, nil); err != nil {
+		b.Fatal(err)
+	}
+	if err := kafkatest.CreateTopic(ctx, opts, "cp", 1, 1, nil); err != nil {
+		b.Fatal(err)
+	}
+	value := make([]byte, 1024)
+	for _, mode := range []string{"at-once", "settle"} {
+		b.Run(mode, func(b *testing.B) {
+			id := "bench-" + mode
+			p, err := kgo.NewClient(append(opts, kgo.TransactionalID(id), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.RequiredAcks(kgo.AllISRAcks()))...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer p.Close()
+			var flush, end, wait time.Duration
+			asked := 0
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := p.BeginTransaction(); err != nil {
+					b.Fatal(err)
+				}
+				t0 := time.Now()
+				for j := range 9 {
+					p.Produce(ctx, &kgo.Record{Topic: "data", Partition: int32(j % 3), Value: value}, nil)
+				}
+				for range 3 {
+					p.Produce(ctx, &kgo.Record{Topic: "cp", Value: []byte("checkpoint")}, nil)
+				}
+				if err := p.Flush(ctx); err != nil {
+					b.Fatal(err)
+				}
+				t1 := time.Now()
+				if err := p.EndTransaction(ctx, kgo.TryCommit); err != nil {
+					b.Fatal(err)
+				}
+				t2 := time.Now()
+				flush += t1.Sub(t0)
+				end += t2.Sub(t1)
+				if mode == "settle" {
+					n, state, err := awaitMarkers(ctx, p, id, settleMax)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if state == "PrepareCommit" {
+						b.Fatalf("still preparing after %v", settleMax)
+					}
+					asked += n
+					wait += time.Since(t2)
+				}
+			}
+			ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) / float64(b.N) }
+			b.ReportMetric(ms(flush), "flush-ms/op")
+			b.ReportMetric(ms(end), "end-ms/op")
+			if mode == "settle" {
+				b.ReportMetric(ms(wait), "wait-ms/op")
+				b.ReportMetric(float64(asked)/float64(b.N), "asked/op")
+			}
+		})
+	}
+}
