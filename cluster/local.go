@@ -100,13 +100,13 @@ func startLocalWith(ctx context.Context, spec Spec, sec *SecureListener) (c Clus
 			l.Close()
 		}
 	}()
+	ports, err := localhost.FreePorts(3 * spec.Brokers)
+	if err != nil {
+		return nil, err
+	}
 	for i := 0; i < spec.Brokers; i++ {
 		n := &node{id: int32(i + 1), dir: filepath.Join(root, fmt.Sprintf("broker-%d", i+1))}
-		for _, p := range []*int{&n.client, &n.internal, &n.ctrl} {
-			if *p, err = localhost.FreePort(); err != nil {
-				return nil, err
-			}
-		}
+		n.client, n.internal, n.ctrl = ports[3*i], ports[3*i+1], ports[3*i+2]
 		if !spec.Unproxied {
 			if n.link, err = newLink(spec.Name, n.id, fmt.Sprintf("127.0.0.1:%d", n.client)); err != nil {
 				return nil, err

@@ -31,3 +31,20 @@ func TestFreePortsCanBeBound(t *testing.T) {
 		ln.Close()
 	}
 }
+
+// FreePorts never returns one port twice, however many are asked for.
+func TestFreePortsDistinct(t *testing.T) {
+	for range 20 {
+		ports, err := localhost.FreePorts(9)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[int]bool{}
+		for _, p := range ports {
+			if p <= 0 || seen[p] {
+				t.Fatalf("ports %v: %d is invalid or repeated", ports, p)
+			}
+			seen[p] = true
+		}
+	}
+}
