@@ -2,11 +2,9 @@ package replicator
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
-	"github.com/reo-kafka/reo/cluster"
 	"github.com/reo-kafka/reo/cluster/kafkatest"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -24,17 +22,7 @@ import (
 func BenchmarkCommitThenProduce(b *testing.B) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	if err := cluster.Available(ctx, cluster.Local); err != nil {
-		if errors.Is(err, cluster.ErrUnavailable) {
-			b.Skipf("local Kafka cannot run here: %v", err)
-		}
-		b.Fatal(err)
-	}
-	c, err := cluster.Start(ctx, cluster.Local, cluster.Spec{Name: "markers", Brokers: 1, Unproxied: true})
-	if err != nil {
-		b.Fatalf("start local Kafka: %v", err)
-	}
-	defer c.Close()
+	c := startLocal(ctx, b, "markers")
 	opts := c.ClientOpts()
 	if err := kafkatest.CreateTopic(ctx, opts, "data", 3, 1, nil); err != nil {
 		b.Fatal(err)

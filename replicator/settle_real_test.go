@@ -12,6 +12,24 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
+// startLocal starts a one-broker local Kafka cluster, closed when tb ends,
+// or skips tb when local Kafka cannot run here.
+func startLocal(ctx context.Context, tb testing.TB, name string) cluster.Cluster {
+	tb.Helper()
+	if err := cluster.Available(ctx, cluster.Local); err != nil {
+		if errors.Is(err, cluster.ErrUnavailable) {
+			tb.Skipf("local Kafka cannot run here: %v", err)
+		}
+		tb.Fatal(err)
+	}
+	c, err := cluster.Start(ctx, cluster.Local, cluster.Spec{Name: name, Brokers: 1, Unproxied: true})
+	if err != nil {
+		tb.Fatalf("start local Kafka: %v", err)
+	}
+	tb.Cleanup(func() { c.Close() })
+	return c
+}
+
 // On a real coordinator (Kafka 4, transaction version 2) the commit markers
 // are written after EndTxn returns: settling must find the transaction
 // still preparing after some commits and wait until it is not, and the copy
@@ -23,17 +41,7 @@ func TestSettleRealKafka(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	if err := cluster.Available(ctx, cluster.Local); err != nil {
-		if errors.Is(err, cluster.ErrUnavailable) {
-			t.Skipf("local Kafka cannot run here: %v", err)
-		}
-		t.Fatal(err)
-	}
-	c, err := cluster.Start(ctx, cluster.Local, cluster.Spec{Name: "settle", Brokers: 1, Unproxied: true})
-	if err != nil {
-		t.Fatalf("start local Kafka: %v", err)
-	}
-	t.Cleanup(func() { c.Close() })
+	c := startLocal(ctx, t, "settle")
 	opts := c.ClientOpts()
 	for _, topic := range []string{"in", "out"} {
 		if err := kafkatest.CreateTopic(ctx, opts, topic, 1, 1, nil); err != nil {
