@@ -70,6 +70,20 @@ func TestSettleRealKafka(t *testing.T) {
 		if err := prod.ProduceSync(ctx, &kgo.Record{Value: fmt.Appendf(nil, "r%03d", i)}).FirstErr(); err != nil {
 			t.Fatalf("produce record %d: %v", i, err)
 		}
+		if i == 0 { // reo may still be starting: let it copy the first before timing the rest
+			for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
+				all, err := kafkatest.ReadAll(ctx, opts, "out", true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(all[0]) > 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("reo copied nothing in 2 minutes; health: %+v", run.r.Health())
+				}
+			}
+		}
 		time.Sleep(20 * time.Millisecond) // one record at a time: many small commits
 	}
 	var got []*kgo.Record
