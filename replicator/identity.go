@@ -131,16 +131,16 @@ func (r *Replicator) checkIdentity(ctx context.Context) error {
 // ours). It runs once, for a replication that has no identity record yet.
 func (r *Replicator) legacyOwner(ctx context.Context) (string, error) {
 	topic := r.cfg.checkpointTopic()
-	spans := make(map[tp]span)
-	for k := int32(0); k < int32(r.cfg.Shards); k++ {
-		start, end, err := r.waitStable(ctx, topic, k)
-		if err != nil {
-			return "", err
-		}
-		spans[tp{topic, k}] = span{start, end}
+	parts := make([]tp, r.cfg.Shards)
+	for k := range parts {
+		parts[k] = tp{topic, int32(k)}
+	}
+	spans, err := r.waitStableAll(ctx, parts)
+	if err != nil {
+		return "", err
 	}
 	other, mine := "", false
-	err := r.readCommitted(ctx, spans, func(rec *kgo.Record) bool {
+	err = r.readCommitted(ctx, spans, func(rec *kgo.Record) bool {
 		if metaKind(rec.Key) != "" {
 			return false
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -11,62 +12,103 @@ import (
 )
 
 // waitStable polls the destination until no transaction is open on the given
-// partitions (last stable offset == high watermark) and returns the start and
+// partition (last stable offset == high watermark) and returns its start and
 // end offsets. After our InitProducerID, the previous owner's transaction is
 // being aborted by the coordinator; on real Kafka its markers land shortly
 // after, and reading before that would miss nothing but could block, so we
 // wait explicitly with a deadline.
 func (r *Replicator) waitStable(ctx context.Context, topic string, partition int32) (start, end int64, err error) {
+	spans, err := r.waitStableAll(ctx, []tp{{topic, partition}})
+	if err != nil {
+		return 0, 0, err
+	}
+	sp := spans[tp{topic, partition}]
+	return sp.start, sp.end, nil
+}
+
+// waitStableAll is waitStable for many partitions at once: each round lists
+// the offsets of all their topics in one call per kind (one request per
+// leader) and judges every partition still waiting, so a shard with
+// thousands of new partitions costs a few requests, not a few per
+// partition. Offsets are read for whole topics but judged only for the
+// partitions asked for: another partition being unavailable (its leader
+// down) must not stop these.
+func (r *Replicator) waitStableAll(ctx context.Context, parts []tp) (map[tp]span, error) {
 	deadline := time.Now().Add(r.cfg.TransactionTimeout + 30*time.Second)
-	// Offsets are read for the whole topic (one request per leader) but
-	// judged only for the partition asked for: another partition being
-	// unavailable (its leader down) must not stop this one.
-	lookup := func(what string, l kadm.ListedOffsets, err error) (int64, error) {
+	lookup := func(what string, l kadm.ListedOffsets, err error, p tp) (int64, error) {
 		l, others := partialOffsets(l, err)
 		if l == nil {
-			return 0, asAuth("destination", "listing offsets of "+topic, fmt.Errorf("list %s offsets of %s: %w", what, topic, others))
+			return 0, asAuth("destination", "listing offsets of "+p.topic, fmt.Errorf("list %s offsets of %s: %w", what, p.topic, others))
 		}
-		o, ok := l.Lookup(topic, partition)
+		o, ok := l.Lookup(p.topic, p.partition)
 		if !ok {
-			return 0, fmt.Errorf("list %s offset of %s partition %d: not answered (%v)", what, topic, partition, others)
+			return 0, fmt.Errorf("list %s offset of %s partition %d: not answered (%v)", what, p.topic, p.partition, others)
 		}
 		if o.Err != nil {
-			return 0, asAuth("destination", "listing offsets of "+topic, fmt.Errorf("list %s offset of %s partition %d: %w", what, topic, partition, o.Err))
+			return 0, asAuth("destination", "listing offsets of "+p.topic, fmt.Errorf("list %s offset of %s partition %d: %w", what, p.topic, p.partition, o.Err))
 		}
 		return o.Offset, nil
 	}
-	for {
-		hwm, err := r.dstAdm.ListEndOffsets(ctx, topic)
-		h, err := lookup("end", hwm, err)
-		if err != nil {
-			return 0, 0, err
+	topicsOf := func(ps []tp) []string {
+		var topics []string
+		for _, p := range ps {
+			if !slices.Contains(topics, p.topic) {
+				topics = append(topics, p.topic)
+			}
 		}
-		lso, err := r.dstAdm.ListCommittedOffsets(ctx, topic)
-		l, err := lookup("stable", lso, err)
-		if err != nil {
-			return 0, 0, err
+		return topics
+	}
+	out := make(map[tp]span, len(parts))
+	waiting := slices.Clone(parts)
+	for len(waiting) > 0 {
+		topics := topicsOf(waiting)
+		hwm, herr := r.dstAdm.ListEndOffsets(ctx, topics...)
+		lso, lerr := r.dstAdm.ListCommittedOffsets(ctx, topics...)
+		var still []tp
+		for _, p := range waiting {
+			h, err := lookup("end", hwm, herr, p)
+			if err != nil {
+				return nil, err
+			}
+			l, err := lookup("stable", lso, lerr, p)
+			if err != nil {
+				return nil, err
+			}
+			if l != h {
+				still = append(still, p)
+				continue
+			}
+			out[p] = span{end: h}
 		}
-		if l == h {
-			end = h
+		if len(still) == 0 {
 			break
 		}
 		if time.Now().After(deadline) {
-			return 0, 0, fmt.Errorf("wait for open transactions on %s partition %d to end: stable offset %d still below high watermark %d", topic, partition, l, h)
+			p := still[0]
+			h, _ := lookup("end", hwm, herr, p)
+			l, _ := lookup("stable", lso, lerr, p)
+			return nil, fmt.Errorf("wait for open transactions on %s partition %d to end: stable offset %d still below high watermark %d (%d partitions still waiting)", p.topic, p.partition, l, h, len(still))
 		}
+		waiting = still
 		t := time.NewTimer(100 * time.Millisecond)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return 0, 0, ctx.Err()
+			return nil, ctx.Err()
 		case <-t.C:
 		}
 	}
-	so, err := r.dstAdm.ListStartOffsets(ctx, topic)
-	s, err := lookup("start", so, err)
-	if err != nil {
-		return 0, 0, err
+	so, serr := r.dstAdm.ListStartOffsets(ctx, topicsOf(parts)...)
+	for _, p := range parts {
+		s, err := lookup("start", so, serr, p)
+		if err != nil {
+			return nil, err
+		}
+		sp := out[p]
+		sp.start = s
+		out[p] = sp
 	}
-	return s, end, nil
+	return out, nil
 }
 
 // partialOffsets keeps what a list-offsets call answered when only some
@@ -216,15 +258,11 @@ func (w *shardWorker) readCheckpoints(ctx context.Context) (map[tp]Checkpoint, e
 // data record exists (aborted records and markers do not count).
 func (r *Replicator) hasCommittedData(ctx context.Context, parts []tp) (map[tp]bool, error) {
 	out := make(map[tp]bool)
-	ends := make(map[tp]span)
-	for _, p := range parts {
-		start, end, err := r.waitStable(ctx, p.topic, p.partition)
-		if err != nil {
-			return nil, err
-		}
-		ends[p] = span{start, end}
+	ends, err := r.waitStableAll(ctx, parts)
+	if err != nil {
+		return nil, err
 	}
-	err := r.readCommitted(ctx, ends, func(rec *kgo.Record) bool {
+	err = r.readCommitted(ctx, ends, func(rec *kgo.Record) bool {
 		out[tp{rec.Topic, rec.Partition}] = true
 		return true
 	})
