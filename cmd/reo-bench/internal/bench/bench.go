@@ -150,8 +150,14 @@ func (b *bench) saturate(ctx context.Context, sys string, wl report.Workload, ts
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
 	var runErr error
+	var prof <-chan struct{} // the CPU profile, once the first record is through
 wait:
 	for {
+		if prof == nil && sys == report.SysReo {
+			if got, _, _, _ := w.Seen(); got > 0 {
+				prof = b.profile(ctx, r, wl, "saturation", int(saturationProfile.Seconds()))
+			}
+		}
 		select {
 		case <-w.Reached():
 			break wait
@@ -175,6 +181,9 @@ wait:
 	s.Stop()
 	harness.Stop()
 	brokers.Stop()
+	if prof != nil {
+		<-prof
+	}
 	if len(r.metrics()) > 0 {
 		res.ReoSaturation, _ = measure.ScrapeReo(ctx, r.metrics())
 	}
@@ -324,7 +333,7 @@ func (b *bench) latency(ctx context.Context, sys string, wl report.Workload, ts 
 	p.Run(ctx, rate, b.cfg.warmup)
 	mStart := time.Now()
 	res.OfferedRate = rate
-	prof := b.profile(ctx, r, wl)
+	prof := b.profile(ctx, r, wl, "latency", int(b.cfg.latency.Seconds()))
 	res.AchievedRate = p.Run(ctx, rate, b.cfg.latency)
 	mEnd := time.Now()
 	<-prof
@@ -374,18 +383,25 @@ func (b *bench) latency(ctx context.Context, sys string, wl report.Workload, ts 
 	return b.check(ctx, ts, res, false)
 }
 
+// saturationProfile is how long --reo-pprof profiles reo's CPU in a
+// saturation run, from its first record in the destination. A run that
+// copies its records sooner waits for the profile before reo stops; an
+// idle process adds no samples.
+const saturationProfile = 10 * time.Second
+
 // profile, with --reo-pprof, saves a CPU profile of reo's first instance
-// over the measured latency window, and its goroutines at the end of it,
-// into DIR/profiles/<workload>-reo-{cpu,goroutine}.pprof. The returned
-// channel is closed when it is done (at once without --reo-pprof).
-func (b *bench) profile(ctx context.Context, r *running, wl report.Workload) <-chan struct{} {
+// over secs seconds, and its goroutines at the end of them, into
+// DIR/profiles/<workload>-reo-<phase>-{cpu,goroutine}.pprof. The
+// returned channel is closed when it is done (at once without
+// --reo-pprof).
+func (b *bench) profile(ctx context.Context, r *running, wl report.Workload, phase string, secs int) <-chan struct{} {
 	done := make(chan struct{})
 	if !b.cfg.reoPprof || len(r.metrics()) == 0 {
 		close(done)
 		return done
 	}
 	dir := filepath.Join(b.cfg.out, "profiles")
-	secs := max(1, int(b.cfg.latency.Seconds()))
+	secs = max(1, secs)
 	base := "http://" + r.metrics()[0] + "/debug/pprof/"
 	go func() {
 		defer close(done)
@@ -393,8 +409,8 @@ func (b *bench) profile(ctx context.Context, r *running, wl report.Workload) <-c
 			{"cpu", fmt.Sprintf("%sprofile?seconds=%d", base, secs)},
 			{"goroutine", base + "goroutine"},
 		} {
-			if err := fetchTo(ctx, f.url, filepath.Join(dir, fmt.Sprintf("%s-reo-%s.pprof", wl.Name, f.name)), time.Duration(secs+30)*time.Second); err != nil {
-				b.prog.Logf("reo %s profile of %s: %v", f.name, wl.Name, err)
+			if err := fetchTo(ctx, f.url, filepath.Join(dir, fmt.Sprintf("%s-reo-%s-%s.pprof", wl.Name, phase, f.name)), time.Duration(secs+30)*time.Second); err != nil {
+				b.prog.Logf("reo %s profile of %s %s: %v", f.name, wl.Name, phase, err)
 			}
 		}
 	}()

@@ -121,9 +121,11 @@ func TestSmokeInProcess(t *testing.T) {
 	if md, _ := os.ReadFile(filepath.Join(out, "bench.md")); !strings.Contains(string(md), "ceiling: bare consumer") || !strings.Contains(string(md), "## Goals for reo") {
 		t.Errorf("bench.md has no ceilings or goals:\n%s", md)
 	}
-	for _, kind := range []string{"cpu", "goroutine"} {
-		if st, err := os.Stat(filepath.Join(out, "profiles", "256B-p3-i1-reo-"+kind+".pprof")); err != nil || st.Size() == 0 {
-			t.Errorf("--reo-pprof: no %s profile of reo's latency run: %v", kind, err)
+	for _, phase := range []string{"latency", "saturation"} {
+		for _, kind := range []string{"cpu", "goroutine"} {
+			if st, err := os.Stat(filepath.Join(out, "profiles", "256B-p3-i1-reo-"+phase+"-"+kind+".pprof")); err != nil || st.Size() == 0 {
+				t.Errorf("--reo-pprof: no %s profile of reo's %s run: %v", kind, phase, err)
+			}
 		}
 	}
 }
