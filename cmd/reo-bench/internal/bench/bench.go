@@ -149,15 +149,13 @@ func (b *bench) saturate(ctx context.Context, sys string, wl report.Workload, ts
 	defer cancel()
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
+	var prof <-chan struct{}
+	if sys == report.SysReo {
+		prof = b.profile(ctx, r, wl, "saturation", int(saturationProfile.Seconds()))
+	}
 	var runErr error
-	var prof <-chan struct{} // the CPU profile, once the first record is through
 wait:
 	for {
-		if prof == nil && sys == report.SysReo {
-			if got, _, _, _ := w.Seen(); got > 0 {
-				prof = b.profile(ctx, r, wl, "saturation", int(saturationProfile.Seconds()))
-			}
-		}
 		select {
 		case <-w.Reached():
 			break wait
@@ -384,9 +382,9 @@ func (b *bench) latency(ctx context.Context, sys string, wl report.Workload, ts 
 }
 
 // saturationProfile is how long --reo-pprof profiles reo's CPU in a
-// saturation run, from its first record in the destination. A run that
-// copies its records sooner waits for the profile before reo stops; an
-// idle process adds no samples.
+// saturation run, from when reo first answers on its metrics address. A
+// run that copies its records sooner waits for the profile before reo
+// stops; an idle process adds no samples.
 const saturationProfile = 10 * time.Second
 
 // profile, with --reo-pprof, saves a CPU profile of reo's first instance
@@ -405,6 +403,11 @@ func (b *bench) profile(ctx context.Context, r *running, wl report.Workload, pha
 	base := "http://" + r.metrics()[0] + "/debug/pprof/"
 	go func() {
 		defer close(done)
+		// A process just started may not listen yet.
+		up := time.Now().Add(30 * time.Second)
+		for fetchTo(ctx, base, os.DevNull, time.Second) != nil && time.Now().Before(up) && ctx.Err() == nil {
+			time.Sleep(50 * time.Millisecond)
+		}
 		for _, f := range []struct{ name, url string }{
 			{"cpu", fmt.Sprintf("%sprofile?seconds=%d", base, secs)},
 			{"goroutine", base + "goroutine"},
