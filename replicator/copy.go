@@ -75,7 +75,9 @@ func (s *copier) caughtUp() bool {
 
 // pending is what the open transaction holds for one source partition.
 type pending struct {
+	src               tp
 	dst               string
+	promise           func(*kgo.Record, error) // of every record of this partition
 	next              int64 // next source offset once committed
 	srcFirst, srcLast int64 // -1 when no record copied
 	srcEpoch          int32 // leader epoch of the record at srcLast
@@ -220,9 +222,10 @@ func (s *copier) copy(ctx context.Context, parts []partitionPlan, changed <-chan
 			}
 		}
 		var perr error
-		fs.EachRecord(func(rec *kgo.Record) {
-			if perr == nil {
-				perr = s.add(gctx, b, rec, dst[tp{rec.Topic, rec.Partition}])
+		fs.EachPartition(func(fp kgo.FetchTopicPartition) {
+			if perr == nil && len(fp.Records) > 0 {
+				p := tp{fp.Topic, fp.Partition}
+				perr = s.add(gctx, b, p, dst[p], fp.Records)
 			}
 		})
 		if perr != nil {
@@ -267,63 +270,92 @@ func recordSize(rec *kgo.Record) int {
 	return n
 }
 
-// add produces one source record into the open transaction.
-func (s *copier) add(ctx context.Context, b *batch, rec *kgo.Record, dst string) error {
-	p := tp{rec.Topic, rec.Partition}
+// srcRecord is a produced record's source offset, carried to its promise
+// in the record's Context: a failed record keeps its fields there but not
+// its offset, and the failure must name the exact source record (the
+// record AllowDataLoss skips). One slab of these per partition and poll
+// costs an allocation where a closure per record cost one per record.
+type srcRecord struct{ offset int64 }
+
+func (*srcRecord) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (*srcRecord) Done() <-chan struct{}       { return nil }
+func (*srcRecord) Err() error                  { return nil }
+func (*srcRecord) Value(any) any               { return nil }
+
+// add produces records of source partition p, in offset order, into the
+// open transaction.
+func (s *copier) add(ctx context.Context, b *batch, p tp, dst string, recs []*kgo.Record) error {
 	pp := b.parts[p]
 	if pp == nil {
-		pp = &pending{dst: dst, srcFirst: -1, srcLast: -1, srcEpoch: -1, dstFirst: -1, dstLast: -1}
+		pp = &pending{src: p, dst: dst, srcFirst: -1, srcLast: -1, srcEpoch: -1, dstFirst: -1, dstLast: -1}
+		pp.promise = b.promise(pp)
 		b.parts[p] = pp
 	}
-	pp.next = rec.Offset + 1
-	if s.w.skip[p][rec.Offset] {
-		s.w.log.Warn("skipping record too large for the destination (AllowDataLoss)", "topic", p.topic, "partition", p.partition, "offset", rec.Offset)
-		s.w.r.m.skipped.WithLabelValues(p.topic, "too_large").Inc()
-		if !b.open { // a transaction with only a checkpoint still moves past it
+	skip := s.w.skip[p]
+	slab := make([]srcRecord, len(recs))
+	for i, rec := range recs {
+		pp.next = rec.Offset + 1
+		if skip[rec.Offset] {
+			s.w.log.Warn("skipping record too large for the destination (AllowDataLoss)", "topic", p.topic, "partition", p.partition, "offset", rec.Offset)
+			s.w.r.m.skipped.WithLabelValues(p.topic, "too_large").Inc()
+			if !b.open { // a transaction with only a checkpoint still moves past it
+				if err := s.begin(b); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if !b.open {
 			if err := s.begin(b); err != nil {
 				return err
 			}
 		}
-		return nil
-	}
-	if !b.open {
-		if err := s.begin(b); err != nil {
-			return err
+		if pp.srcFirst < 0 {
+			pp.srcFirst = rec.Offset
+			pp.oldest = rec.Timestamp
 		}
+		pp.srcLast, pp.srcEpoch = rec.Offset, rec.LeaderEpoch
+		if n := len(pp.runs); n > 0 && pp.runs[n-1].Start+pp.runs[n-1].N == rec.Offset {
+			pp.runs[n-1].N++
+		} else {
+			pp.runs = append(pp.runs, Run{Start: rec.Offset, N: 1})
+		}
+		size := recordSize(rec)
+		pp.records++
+		pp.bytes += size
+		b.records++
+		b.bytes += size
+		// The fetched record is produced as it is (one allocation less
+		// per record): its key, value, headers, timestamp and partition
+		// stay; what the fetch set and the producer sets is cleared.
+		slab[i].offset = rec.Offset
+		*rec = kgo.Record{
+			Topic:     dst,
+			Partition: rec.Partition,
+			Key:       rec.Key,
+			Value:     rec.Value,
+			Headers:   rec.Headers,
+			Timestamp: rec.Timestamp,
+			Context:   &slab[i],
+		}
+		s.prod.Produce(ctx, rec, pp.promise)
 	}
-	if pp.srcFirst < 0 {
-		pp.srcFirst = rec.Offset
-		pp.oldest = rec.Timestamp
-	}
-	pp.srcLast, pp.srcEpoch = rec.Offset, rec.LeaderEpoch
-	if n := len(pp.runs); n > 0 && pp.runs[n-1].Start+pp.runs[n-1].N == rec.Offset {
-		pp.runs[n-1].N++
-	} else {
-		pp.runs = append(pp.runs, Run{Start: rec.Offset, N: 1})
-	}
-	size := recordSize(rec)
-	pp.records++
-	pp.bytes += size
-	b.records++
-	b.bytes += size
-	// The fetched record is produced as it is (one allocation less per
-	// record): its key, value, headers, timestamp and partition stay;
-	// what the fetch set and the producer sets is cleared.
-	offset := rec.Offset
-	*rec = kgo.Record{
-		Topic:     dst,
-		Partition: rec.Partition,
-		Key:       rec.Key,
-		Value:     rec.Value,
-		Headers:   rec.Headers,
-		Timestamp: rec.Timestamp,
-	}
-	s.prod.Produce(ctx, rec, func(out *kgo.Record, err error) {
+	return nil
+}
+
+// promise returns the produce promise of pp's records: it notes where
+// they landed, or the first failure with its source record.
+func (b *batch) promise(pp *pending) func(*kgo.Record, error) {
+	return func(out *kgo.Record, err error) {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		if err != nil {
 			if b.err == nil {
-				b.err = &produceFailure{p: p, offset: offset, dst: dst, size: size, err: err}
+				offset := int64(-1)
+				if sr, ok := out.Context.(*srcRecord); ok {
+					offset = sr.offset
+				}
+				b.err = &produceFailure{p: pp.src, offset: offset, dst: pp.dst, size: recordSize(out), err: err}
 			}
 			return
 		}
@@ -331,8 +363,7 @@ func (s *copier) add(ctx context.Context, b *batch, rec *kgo.Record, dst string)
 			pp.dstFirst = out.Offset
 		}
 		pp.dstLast = max(pp.dstLast, out.Offset)
-	})
-	return nil
+	}
 }
 
 func (s *copier) begin(b *batch) error {
