@@ -78,11 +78,11 @@ type pending struct {
 	src               tp
 	dst               string
 	promise           func(*kgo.Record, error) // of every record of this partition
-	next              int64 // next source offset once committed
-	srcFirst, srcLast int64 // -1 when no record copied
-	srcEpoch          int32 // leader epoch of the record at srcLast
-	dstFirst, dstLast int64 // filled by produce promises
-	runs              []Run // source offsets of the copied records
+	next              int64                    // next source offset once committed
+	srcFirst, srcLast int64                    // -1 when no record copied
+	srcEpoch          int32                    // leader epoch of the record at srcLast
+	dstFirst, dstLast int64                    // filled by produce promises
+	runs              []Run                    // source offsets of the copied records
 	oldest            time.Time
 	records, bytes    int
 }
