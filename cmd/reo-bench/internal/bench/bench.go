@@ -388,8 +388,8 @@ func (b *bench) latency(ctx context.Context, sys string, wl report.Workload, ts 
 const saturationProfile = 10 * time.Second
 
 // profile, with --reo-pprof, saves a CPU profile of reo's first instance
-// over secs seconds, and its goroutines at the end of them, into
-// DIR/profiles/<workload>-reo-<phase>-{cpu,goroutine}.pprof. The
+// over secs seconds, and its goroutines and heap at the end of them, into
+// DIR/profiles/<workload>-reo-<phase>-{cpu,goroutine,heap}.pprof. The
 // returned channel is closed when it is done (at once without
 // --reo-pprof).
 func (b *bench) profile(ctx context.Context, r *running, wl report.Workload, phase string, secs int) <-chan struct{} {
@@ -411,6 +411,7 @@ func (b *bench) profile(ctx context.Context, r *running, wl report.Workload, pha
 		for _, f := range []struct{ name, url string }{
 			{"cpu", fmt.Sprintf("%sprofile?seconds=%d", base, secs)},
 			{"goroutine", base + "goroutine"},
+			{"heap", base + "heap"},
 		} {
 			if err := fetchTo(ctx, f.url, filepath.Join(dir, fmt.Sprintf("%s-reo-%s-%s.pprof", wl.Name, phase, f.name)), time.Duration(secs+30)*time.Second); err != nil {
 				b.prog.Logf("reo %s profile of %s %s: %v", f.name, wl.Name, phase, err)

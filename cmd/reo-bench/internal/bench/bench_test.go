@@ -122,7 +122,7 @@ func TestSmokeInProcess(t *testing.T) {
 		t.Errorf("bench.md has no ceilings or goals:\n%s", md)
 	}
 	for _, phase := range []string{"latency", "saturation"} {
-		for _, kind := range []string{"cpu", "goroutine"} {
+		for _, kind := range []string{"cpu", "goroutine", "heap"} {
 			if st, err := os.Stat(filepath.Join(out, "profiles", "256B-p3-i1-reo-"+phase+"-"+kind+".pprof")); err != nil || st.Size() == 0 {
 				t.Errorf("--reo-pprof: no %s profile of reo's %s run: %v", kind, phase, err)
 			}

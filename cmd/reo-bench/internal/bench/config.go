@@ -189,7 +189,7 @@ func ParseConfig(args []string, stderr io.Writer) (*Config, error) {
 		c.brokerProps[strings.TrimSpace(k)] = val
 		return nil
 	})
-	fs.BoolVar(&c.reoPprof, "reo-pprof", false, "run reo with --pprof and save a CPU and a goroutine profile of its saturation runs (their first 10 s) and latency runs under DIR/profiles")
+	fs.BoolVar(&c.reoPprof, "reo-pprof", false, "run reo with --pprof and save CPU, goroutine and heap profiles of its saturation runs (their first 10 s) and latency runs under DIR/profiles")
 	fs.BoolVar(&c.keepTopics, "keep-topics", false, "keep each run's topics (default: delete after the oracle)")
 	fs.Float64Var(&c.rate, "latency-rate", 0, "offered records/s of the latency runs (0: half the slowest system's saturation throughput on the workload)")
 	fs.DurationVar(&c.latency, "latency-duration", 20*time.Second, "measured part of each latency run")
