@@ -151,7 +151,10 @@ func (b *bench) saturate(ctx context.Context, sys string, wl report.Workload, ts
 	defer tick.Stop()
 	var prof <-chan struct{}
 	if sys == report.SysReo {
-		prof = b.profile(ctx, r, wl, "saturation", int(saturationProfile.Seconds()))
+		// From when reo first answers on its metrics address; a run
+		// that copies its records sooner waits for the profile before
+		// reo stops (an idle process adds no samples).
+		prof = b.profile(ctx, r, wl, "saturation", int(b.cfg.satProfile.Seconds()))
 	}
 	var runErr error
 wait:
@@ -380,12 +383,6 @@ func (b *bench) latency(ctx context.Context, sys string, wl report.Workload, ts 
 	res.Latency = measure.Percentiles(lat)
 	return b.check(ctx, ts, res, false)
 }
-
-// saturationProfile is how long --reo-pprof profiles reo's CPU in a
-// saturation run, from when reo first answers on its metrics address. A
-// run that copies its records sooner waits for the profile before reo
-// stops; an idle process adds no samples.
-const saturationProfile = 10 * time.Second
 
 // profile, with --reo-pprof, saves a CPU profile of reo's first instance
 // over secs seconds, and its goroutines and heap at the end of them, into

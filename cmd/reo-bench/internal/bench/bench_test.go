@@ -54,6 +54,12 @@ func TestPlan(t *testing.T) {
 	if err != nil || c.brokerProps["a.b"] != "1" || c.brokerProps["c"] != "x=y" {
 		t.Errorf("--broker-prop: %v %v", err, c.brokerProps)
 	}
+	if _, err := ParseConfig([]string{"--reo-pprof-saturation", "500ms"}, io.Discard); err == nil || !strings.Contains(err.Error(), "--reo-pprof-saturation") {
+		t.Errorf("--reo-pprof-saturation 500ms: %v, want an error naming the flag", err)
+	}
+	if c, err := ParseConfig([]string{"--reo-pprof-saturation", "2m"}, io.Discard); err != nil || c.satProfile != 2*time.Minute {
+		t.Errorf("--reo-pprof-saturation 2m: %v %v", err, c)
+	}
 	if _, err := ParseConfig([]string{"--broker-prop", "novalue"}, io.Discard); err == nil || !strings.Contains(err.Error(), "broker-prop") {
 		t.Errorf("--broker-prop novalue: %v, want an error naming the flag", err)
 	}

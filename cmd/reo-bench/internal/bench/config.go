@@ -40,6 +40,7 @@ type Config struct {
 	testJVM      bool
 	brokerProps  map[string]string
 	reoPprof     bool
+	satProfile   time.Duration // --reo-pprof's CPU profile of a saturation run
 	// groupSync is reo-groupsync's sync interval, and the failover
 	// comparison's; failoverMode runs that comparison instead of the plan.
 	groupSync    time.Duration
@@ -189,7 +190,8 @@ func ParseConfig(args []string, stderr io.Writer) (*Config, error) {
 		c.brokerProps[strings.TrimSpace(k)] = val
 		return nil
 	})
-	fs.BoolVar(&c.reoPprof, "reo-pprof", false, "run reo with --pprof and save CPU, goroutine and heap profiles of its saturation runs (their first 10 s) and latency runs under DIR/profiles")
+	fs.BoolVar(&c.reoPprof, "reo-pprof", false, "run reo with --pprof and save CPU, goroutine and heap profiles of its saturation runs (their first --reo-pprof-saturation) and latency runs under DIR/profiles")
+	fs.DurationVar(&c.satProfile, "reo-pprof-saturation", 10*time.Second, "with --reo-pprof, how long to profile each saturation run of reo from its start (a run that ends sooner waits for it)")
 	fs.BoolVar(&c.keepTopics, "keep-topics", false, "keep each run's topics (default: delete after the oracle)")
 	fs.Float64Var(&c.rate, "latency-rate", 0, "offered records/s of the latency runs (0: half the slowest system's saturation throughput on the workload)")
 	fs.DurationVar(&c.latency, "latency-duration", 20*time.Second, "measured part of each latency run")
@@ -307,6 +309,9 @@ func ParseConfig(args []string, stderr io.Writer) (*Config, error) {
 	}
 	if *bytes <= 0 || *maxRecords <= 0 {
 		return nil, errors.New("--bytes and --max-records must be positive")
+	}
+	if c.satProfile < time.Second {
+		return nil, fmt.Errorf("--reo-pprof-saturation %s: must be at least 1s (profiles are taken in whole seconds)", c.satProfile)
 	}
 	for _, l := range flaglist.Split(*lingers) {
 		if d, err := time.ParseDuration(l); err != nil || d < 0 {
