@@ -115,6 +115,23 @@ type partHistory struct {
 // is not synced until it catches up into it.
 const maxHistory = 4096
 
+// historyBudget bounds the ranges one shard keeps over all its partitions
+// (each about 100 bytes with its runs). A shard of a few partitions keeps
+// maxHistory of each; one of 1,250 keeps 52: each of its transactions
+// touches every partition and lasts longer in proportion (seconds at
+// thousands of partitions), so the history spans about as much time. A
+// bound per partition alone let a shard of 1,250 busy partitions grow to
+// 5 million ranges, about 500 MB.
+const historyBudget = 1 << 16
+
+// minHistory is the fewest ranges kept per partition, whatever the budget.
+const minHistory = 16
+
+// historyLimit is how many ranges each of n partitions keeps.
+func historyLimit(n int) int {
+	return min(maxHistory, max(minHistory, historyBudget/max(1, n)))
+}
+
 func newTranslator() *translator { return &translator{parts: make(map[tp]*partHistory)} }
 
 // reset starts a partition's history at a session start: committed next
@@ -180,8 +197,12 @@ func (t *translator) committed(p tp, r CopiedRange, dstNext int64) {
 		h.dstNext = dstNext
 	}
 	h.hist = append(h.hist, r)
-	if len(h.hist) > maxHistory {
-		h.hist = append(h.hist[:0:0], h.hist[len(h.hist)-maxHistory:]...)
+	// Trimmed in place once a quarter over the limit: one copy per
+	// limit/4 commits, not one per commit.
+	if lim := historyLimit(len(t.parts)); len(h.hist) > lim+lim/4 {
+		n := copy(h.hist, h.hist[len(h.hist)-lim:])
+		clear(h.hist[n:]) // the dropped ranges' runs
+		h.hist = h.hist[:n]
 	}
 }
 

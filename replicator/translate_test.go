@@ -226,3 +226,52 @@ func TestTranslateSeededFromCheckpoint(t *testing.T) {
 		t.Errorf("translate inside a checkpoint with gaps answered")
 	}
 }
+
+// The copy history is bounded per shard, not only per partition: a shard
+// with thousands of partitions keeps fewer ranges of each (each of its
+// transactions lasts longer), and recent offsets still translate exactly.
+func TestTranslatorHistoryBudget(t *testing.T) {
+	const parts, commits = 2000, 100
+	tr := newTranslator()
+	for i := range parts {
+		tr.reset(tp{"t", int32(i)}, "id", "t", 0, 0)
+	}
+	// Every commit copies 10 records of each partition, at consecutive
+	// destination offsets followed by the commit marker.
+	for c := range int64(commits) {
+		for i := range parts {
+			tr.committed(tp{"t", int32(i)}, CopiedRange{To: 10 * (c + 1), Runs: []Run{{Start: 10 * c, N: 10}}, DstFirst: 11 * c}, 11*(c+1))
+		}
+	}
+	lim := historyLimit(parts)
+	total := 0
+	for i := range parts {
+		n := len(tr.parts[tp{"t", int32(i)}].hist)
+		total += n
+		if n < lim || n > lim+lim/4 {
+			t.Fatalf("partition %d keeps %d ranges, want %d to %d", i, n, lim, lim+lim/4)
+		}
+	}
+	if total > historyBudget+historyBudget/4 {
+		t.Errorf("the shard keeps %d ranges over %d partitions, want at most %d", total, parts, historyBudget+historyBudget/4)
+	}
+	// The last commit's records translate exactly; the first one's are
+	// older than the history and are not translated.
+	p := tp{"t", 7}
+	if got, _, why := tr.translate(p, "id", 10*(commits-1)+3); why != "" || got != 11*(commits-1)+3 {
+		t.Errorf("translate of the last commit's 4th record = %d (%s), want %d", got, why, 11*(commits-1)+3)
+	}
+	if _, _, why := tr.translate(p, "id", 3); why == "" {
+		t.Error("an offset older than the kept history was translated")
+	}
+	// A lone partition keeps the full per-partition history.
+	one := newTranslator()
+	q := tp{"t", 0}
+	one.reset(q, "id", "t", 0, 0)
+	for c := range int64(maxHistory + maxHistory/2) {
+		one.committed(q, CopiedRange{To: c + 1, Runs: []Run{{Start: c, N: 1}}, DstFirst: 2 * c}, 2*(c+1))
+	}
+	if n := len(one.parts[q].hist); n < maxHistory || n > maxHistory+maxHistory/4 {
+		t.Errorf("a lone partition keeps %d ranges, want %d to %d", n, maxHistory, maxHistory+maxHistory/4)
+	}
+}
