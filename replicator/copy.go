@@ -295,20 +295,17 @@ func (s *copier) add(ctx context.Context, b *batch, p tp, dst string, recs []*kg
 	slab := make([]srcRecord, len(recs))
 	for i, rec := range recs {
 		pp.next = rec.Offset + 1
-		if skip[rec.Offset] {
-			s.w.log.Warn("skipping record too large for the destination (AllowDataLoss)", "topic", p.topic, "partition", p.partition, "offset", rec.Offset)
-			s.w.r.m.skipped.WithLabelValues(p.topic, "too_large").Inc()
-			if !b.open { // a transaction with only a checkpoint still moves past it
-				if err := s.begin(b); err != nil {
-					return err
-				}
-			}
-			continue
-		}
+		// A skipped record opens the transaction too: one with only a
+		// checkpoint still moves past it.
 		if !b.open {
 			if err := s.begin(b); err != nil {
 				return err
 			}
+		}
+		if skip[rec.Offset] {
+			s.w.log.Warn("skipping record too large for the destination (AllowDataLoss)", "topic", p.topic, "partition", p.partition, "offset", rec.Offset)
+			s.w.r.m.skipped.WithLabelValues(p.topic, "too_large").Inc()
+			continue
 		}
 		if pp.srcFirst < 0 {
 			pp.srcFirst = rec.Offset

@@ -51,8 +51,10 @@ func (r *Replicator) waitStableAll(ctx context.Context, parts []tp) (map[tp]span
 	}
 	topicsOf := func(ps []tp) []string {
 		var topics []string
+		seen := make(map[string]bool)
 		for _, p := range ps {
-			if !slices.Contains(topics, p.topic) {
+			if !seen[p.topic] {
+				seen[p.topic] = true
 				topics = append(topics, p.topic)
 			}
 		}
