@@ -500,7 +500,13 @@ func (s *copier) commit(ctx context.Context, b *batch) error {
 		}
 	}
 	w.status.progressed()
-	s.settle(ctx, now.Sub(flushed))
+	touched := 1 // the checkpoint partition
+	for _, pp := range b.parts {
+		if pp.records > 0 {
+			touched++
+		}
+	}
+	s.settle(ctx, now.Sub(flushed), touched)
 	return nil
 }
 
@@ -518,7 +524,29 @@ func (s *copier) commit(ctx context.Context, b *batch) error {
 // only then producing took 2 ms. With a backlog the shard does not ask:
 // its transactions are large, the leaders' retry costs the same wait, and
 // the questions would only add load.
+//
+// Except after a transaction into many partitions: the coordinator writes
+// a marker into each, which outlasts the leaders' retries (100 ms), and
+// then the CONCURRENT_TRANSACTIONS reaches the producer, which resends a
+// batch only after a metadata refresh. Measured on one local broker with
+// four transactional producers of 1,250 partitions each, 3 records per
+// partition per transaction and no wait: the markers took 200-380 ms, the
+// flushes 7.9 s and the producers wrote 1,879 records/s, with 346,367
+// partition retries and 458 metadata refreshes (of the 5,000-partition
+// topic); waiting for the markers after each commit, 243 ms, 30,499
+// records/s and none. At 125 partitions per producer, once the broker was
+// warm, waiting cost nothing measurable (182,314 against 192,736 and
+// 224,646 against 213,027 records/s). So such a transaction is settled
+// whatever the lag and the distance, for up to settleMaxMany.
 const (
+	// settleMany: a transaction that wrote into at least this many
+	// partitions (its checkpoint partition included) is settled even
+	// with a backlog, a far destination or while resting.
+	settleMany = 100
+	// settleMaxMany bounds the wait after such a transaction: its
+	// markers take longer than settleMax (0.1-0.3 ms per partition on a
+	// loaded broker).
+	settleMaxMany = 10 * time.Second
 	// settleNear: an EndTxn round trip longer than this means the
 	// coordinator is far enough away that the markers are written before
 	// our next produce arrives; asking would only add round trips.
@@ -540,15 +568,18 @@ const (
 	settleRest    = 100
 )
 
-// settle waits, after a commit whose EndTxn took endTook, until the
-// transaction coordinator no longer reports the transaction as preparing
-// (its markers are written), for at most settleMax. It asks only when the
-// shard is caught up and the destination near, and rests when the markers
-// keep being written before the first answer. It never fails the commit:
+// settle waits, after a commit whose EndTxn took endTook and whose
+// transaction wrote into touched partitions, until the transaction
+// coordinator no longer reports the transaction as preparing (its markers
+// are written), for at most settleMax (settleMaxMany after a transaction
+// of settleMany partitions or more, which it always asks about). Otherwise
+// it asks only when the shard is caught up and the destination near, and
+// rests when the markers keep being written before the first answer. It
+// never fails the commit:
 // an error ends the wait, and settleGiveUp errors in a row (a destination
 // that does not support or authorize DescribeTransactions) turn it off for
 // the session.
-func (s *copier) settle(ctx context.Context, endTook time.Duration) {
+func (s *copier) settle(ctx context.Context, endTook time.Duration, touched int) {
 	r := s.w.r
 	start := time.Now()
 	asked, state, skipped := 0, "", ""
@@ -557,12 +588,15 @@ func (s *copier) settle(ctx context.Context, endTook time.Duration) {
 			r.m.commitPhase.WithLabelValues("markers").Observe(time.Since(start).Seconds())
 		}
 		if h := r.hooks; h != nil && h.settled != nil {
-			h.settled(s.w.shard, skipped, asked, state)
+			h.settled(s.w.shard, touched, skipped, asked, state)
 		}
 	}()
+	within := settleMax
 	switch {
 	case s.settleFails >= settleGiveUp:
 		skipped = "gave up"
+	case touched >= settleMany:
+		within = settleMaxMany
 	case endTook > settleNear:
 		skipped = "far"
 	case !s.caughtUp():
@@ -575,7 +609,7 @@ func (s *copier) settle(ctx context.Context, endTook time.Duration) {
 		return
 	}
 	var err error
-	asked, state, err = awaitMarkers(ctx, s.prod, s.w.txnID, settleMax)
+	asked, state, err = awaitMarkers(ctx, s.prod, s.w.txnID, within)
 	switch {
 	case err == nil:
 		s.settleFails = 0

@@ -52,7 +52,7 @@ func newMetrics(reg prometheus.Registerer, ready func() bool, reasons func() flo
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 16),
 		}),
 		commitPhase: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "reo_commit_phase_seconds", Help: "Time of each step of a commit: flush (the transaction's records and checkpoints, produced together), end (EndTxn), markers (after EndTxn, until the coordinator reports the commit markers written; only on a near destination).",
+			Name: "reo_commit_phase_seconds", Help: "Time of each step of a commit: flush (the transaction's records and checkpoints, produced together), end (EndTxn), markers (after EndTxn, until the coordinator reports the commit markers written; when caught up toward a near destination, and after every transaction into 100 or more partitions).",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 16),
 		}, []string{"phase"}),
 		e2eLatency: prometheus.NewHistogram(prometheus.HistogramOpts{

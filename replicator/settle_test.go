@@ -14,14 +14,16 @@ import (
 // settleLog records what each settle did, per commit.
 type settleLog struct {
 	mu      sync.Mutex
+	touched []int
 	asked   []int
 	states  []string
 	skipped []string
 }
 
-func (l *settleLog) hook(_ int32, skipped string, asked int, state string) {
+func (l *settleLog) hook(_ int32, touched int, skipped string, asked int, state string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.touched = append(l.touched, touched)
 	l.skipped = append(l.skipped, skipped)
 	l.asked = append(l.asked, asked)
 	l.states = append(l.states, state)
@@ -33,18 +35,29 @@ func (l *settleLog) snapshot() ([]int, []string, []string) {
 	return append([]int(nil), l.asked...), append([]string(nil), l.states...), append([]string(nil), l.skipped...)
 }
 
+// touchedAll returns the partitions each settled transaction wrote into.
+func (l *settleLog) touchedAll() []int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]int(nil), l.touched...)
+}
+
 // preparingFirst makes dst answer every other DescribeTransactions (the
 // first after each commit) with the transaction still preparing its
 // commit, as a real coordinator does before its markers are written; the
 // other requests get kfake's own answer. It returns how many it faked.
-func preparingFirst(dst *kfake.Cluster) func() int {
+func preparingFirst(dst *kfake.Cluster) func() int { return preparingFirstN(dst, 1) }
+
+// preparingFirstN is preparingFirst with k answers of preparing before
+// each real one: every settle asks k+1 times.
+func preparingFirstN(dst *kfake.Cluster, k int) func() int {
 	var mu sync.Mutex
 	n, faked := 0, 0
 	dst.ControlKey(int16(kmsg.DescribeTransactions), func(req kmsg.Request) (kmsg.Response, error, bool) {
 		dst.KeepControl()
 		mu.Lock()
 		defer mu.Unlock()
-		if n++; n%2 == 0 {
+		if n++; n%(k+1) == 0 {
 			return nil, nil, false
 		}
 		faked++
@@ -229,4 +242,65 @@ func TestSettleSkipsFarDestination(t *testing.T) {
 			t.Fatalf("settle %d asked %d times (skipped: %q) after a slow EndTxn, want none, as far", i, n, skipped[i])
 		}
 	}
+}
+
+// A transaction into settleMany partitions or more has markers that
+// outlast the leaders' own retries, so the shard waits for them even
+// toward a far destination (or with a backlog), where a transaction of a
+// few partitions is not settled; and it waits past settleMax, as long as
+// the coordinator says preparing (here 40 answers, about 150 ms).
+func TestSettleManyPartitionsEvenWhenFar(t *testing.T) {
+	const parts = settleMany + 20
+	src := newCluster(t, "src", parts, "logs")
+	dst := newCluster(t, "dst", parts, "logs")
+	dst.ControlKey(int16(kmsg.EndTxn), func(kmsg.Request) (kmsg.Response, error, bool) {
+		dst.KeepControl()
+		time.Sleep(settleNear + 5*time.Millisecond)
+		return nil, nil, false
+	})
+	const preparing = 40
+	faked := preparingFirstN(dst, preparing)
+	cfg := testConfig(src, dst, "logs")
+	cfg.Shards = 1
+	cfg.BatchMaxRecords = 10 * parts
+	var l settleLog
+	startHooked(t, cfg, &testHooks{settled: l.hook})
+	total := 0
+	for i := range 3 {
+		produceNumbered(t, src, "logs", fmt.Sprintf("all%d-", i), parts, parts) // one record into every partition
+		total += parts
+		waitFor(t, 20*time.Second, countIs(t, dst, "logs", total))
+		produceNumbered(t, src, "logs", fmt.Sprintf("one%d-", i), 1, 1)
+		total++
+		waitFor(t, 20*time.Second, countIs(t, dst, "logs", total))
+	}
+	asked, states, skipped := l.snapshot()
+	touched := l.touchedAll()
+	many, few := 0, 0
+	for i, n := range asked {
+		if touched[i] >= settleMany {
+			many++
+			if skipped[i] != "" || n != preparing+1 {
+				t.Fatalf("settle %d after a transaction into %d partitions asked %d times (skipped: %q), want %d: until done; touched %v, skipped %q", i, touched[i], n, skipped[i], preparing+1, touched, skipped)
+			}
+			if s := states[i]; s == "" || s == "PrepareCommit" || s == "PrepareAbort" {
+				t.Fatalf("settle %d ended with the transaction in state %q, want it past the commit", i, s)
+			}
+			continue
+		}
+		few++
+		if n != 0 || skipped[i] != "far" {
+			t.Fatalf("settle %d after a transaction into %d partitions asked %d times (skipped: %q), want none, as far", i, touched[i], n, skipped[i])
+		}
+	}
+	if many == 0 || few < 3 {
+		t.Fatalf("%d settles of transactions into %d+ partitions and %d of fewer, want at least 1 and 3; touched %v", many, settleMany, few, touched)
+	}
+	if f := faked(); f != preparing*many {
+		t.Fatalf("%d answers said preparing over %d settles, want %d each", f, many, preparing)
+	}
+	if d := sameContent(t, src, "logs", dst, "logs"); d != "" {
+		t.Fatal(d)
+	}
+	t.Logf("%d transactions into %d+ partitions settled toward a far destination; %d of fewer did not ask (touched %v)", many, settleMany, few, touched)
 }

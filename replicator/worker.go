@@ -49,11 +49,12 @@ type testHooks struct {
 	// afterFlush returns how many checkpoint confirmations to pretend
 	// have not arrived yet when the flush returns.
 	afterFlush func(shard int32) int
-	// settled runs after each settle with why it did not ask ("" when it
+	// settled runs after each settle with the number of partitions the
+	// transaction wrote into, why it did not ask ("" when it
 	// did; "far", "backlog", "rest" or "gave up"), the number of
 	// DescribeTransactions requests it made and the state the last one
 	// reported ("" when none answered).
-	settled func(shard int32, skipped string, asked int, state string)
+	settled func(shard int32, touched int, skipped string, asked int, state string)
 	// afterShardLookup runs when Shards 0 has been resolved, before
 	// reo's own topics are created.
 	afterShardLookup func(shards int)
