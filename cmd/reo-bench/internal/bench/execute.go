@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"runtime"
@@ -37,6 +38,23 @@ func Execute(ctx context.Context, cfg *Config, command string, stderr io.Writer)
 	}
 	if len(cfg.brokerProps) > 0 {
 		rep.Notes = append(rep.Notes, "brokers run with extra properties: "+strings.TrimSpace(strings.ReplaceAll(cluster.FormatProperties(cfg.brokerProps), "\n", " ")))
+	}
+	brokerProps := cfg.brokerProps
+	if cfg.kafka == cluster.Local {
+		// A run's topics are deleted after it and the next run waits
+		// until their files are gone (deleteTopics).
+		brokerProps = maps.Clone(cfg.brokerProps)
+		if brokerProps == nil {
+			brokerProps = map[string]string{}
+		}
+		var set []string
+		for _, k := range slices.Sorted(maps.Keys(deleteSettings)) {
+			if _, ok := brokerProps[k]; !ok {
+				brokerProps[k] = deleteSettings[k]
+			}
+			set = append(set, k+"="+brokerProps[k])
+		}
+		rep.Notes = append(rep.Notes, "each run starts once the brokers have removed the files of the previous run's topics ("+strings.Join(set, ", ")+")")
 	}
 	if cfg.kafka == cluster.InProcess {
 		rep.Notes = append(rep.Notes, "in-process clusters (kfake): these figures are NOT valid benchmark results; kfake completes transactions synchronously and shares reo-bench's CPU. Use --kafka local.")
@@ -120,7 +138,7 @@ func Execute(ctx context.Context, cfg *Config, command string, stderr io.Writer)
 			// Geo workloads put distance on the links.
 			unproxied := !cfg.proxied && !cfg.geo && !(cfg.failoverMode && name == "source")
 			c, err := cluster.Start(sctx, cfg.kafka, cluster.Spec{Name: "bench-" + name, Brokers: 1,
-				Unproxied: unproxied, ServerJVM: !cfg.testJVM && cfg.kafka == cluster.Local, Props: cfg.brokerProps})
+				Unproxied: unproxied, ServerJVM: !cfg.testJVM && cfg.kafka == cluster.Local, Props: brokerProps})
 			ch <- startResult{c, err}
 		}()
 	}

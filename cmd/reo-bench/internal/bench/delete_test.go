@@ -1,0 +1,106 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/reo-kafka/reo/cluster"
+	"github.com/reo-kafka/reo/cluster/kafkatest"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+func TestDirTopic(t *testing.T) {
+	for name, want := range map[string]string{
+		"bench-a-0":        "bench-a",
+		"bench-a-t0001-17": "bench-a-t0001",
+		"bench-a-3.0f1e2d3c4b5a69788796a5b4c3d2e1f0-delete": "bench-a",
+		"my.topic-2.abc-delete":                             "my.topic",
+		"my.topic-2":                                        "my.topic",
+		"__consumer_offsets-4":                              "__consumer_offsets",
+		"meta.properties":                                   "",
+		"recovery-point-offset-checkpoint":                  "",
+		"bench-a-x":                                         "",
+		"bench-a-3-delete":                                  "",
+		"-3":                                                "",
+	} {
+		if got := dirTopic(name); got != want {
+			t.Errorf("dirTopic(%q) = %q, want %q", name, got, want)
+		}
+	}
+}
+
+// deleteTopics returns only once the broker has removed the deleted
+// topics' partition directories, so the next run does not share the
+// broker with their deletion. Measured against a real broker, as the
+// bench runs it (deleteSettings).
+func TestDeleteTopicsWaitsForFiles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a Kafka broker")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if err := cluster.Available(ctx, cluster.Local); err != nil {
+		if errors.Is(err, cluster.ErrUnavailable) {
+			t.Skipf("local Kafka cannot run here: %v", err)
+		}
+		t.Fatal(err)
+	}
+	c, err := cluster.Start(ctx, cluster.Local, cluster.Spec{Name: "bench-delete", Brokers: 1, Unproxied: true,
+		Props: deleteSettings})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	root := c.(interface{ Root() string }).Root()
+	began := time.Now()
+	ts := topicSet{base: "gone", n: 3}
+	keep := topicSet{base: "kept", n: 1}
+	opts := c.ClientOpts()
+	names := map[string]bool{}
+	for _, set := range []topicSet{ts, keep} {
+		for _, n := range set.names() {
+			if err := kafkatest.CreateTopic(ctx, opts, n, 100, 1, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, n := range ts.names() {
+		names[n] = true
+	}
+	cl, err := kgo.NewClient(append(opts, kgo.RecordPartitioner(kgo.ManualPartitioner()))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rs []*kgo.Record
+	for n := range names {
+		for p := range 100 {
+			rs = append(rs, &kgo.Record{Topic: n, Partition: int32(p), Value: []byte("x")})
+		}
+	}
+	if err := cl.ProduceSync(ctx, rs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	cl.Close()
+	if n, err := topicDirsLeft(root, names); err != nil || n != 300 {
+		t.Fatalf("before the delete: %d partition directories of %v (%v), want 300", n, ts.names(), err)
+	}
+
+	t.Logf("topics created and written after %v", time.Since(began).Round(time.Millisecond))
+	b := &bench{src: c, dst: c, srcOpts: opts, dstOpts: opts, prog: newProgress(io.Discard, 0)}
+	b.deleteTopics(ctx, ts)
+	t.Logf("deleteTopics returned after %v", time.Since(began).Round(time.Millisecond))
+	if n, err := topicDirsLeft(root, names); err != nil || n != 0 {
+		t.Fatalf("deleteTopics returned with %d partition directories of the deleted topics still on disk (%v)", n, err)
+	}
+	if n, err := topicDirsLeft(root, map[string]bool{"kept": true}); err != nil || n != 100 {
+		t.Fatalf("the topic not deleted has %d partition directories (%v), want 100", n, err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "broker-1", "data")); err != nil {
+		t.Fatal(err)
+	}
+}
