@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/reo-kafka/reo/cluster"
-	"github.com/reo-kafka/reo/cluster/kafkatest"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -34,11 +33,13 @@ func TestDirTopic(t *testing.T) {
 	}
 }
 
-// deleteTopics returns only once the broker has removed the deleted
-// topics' partition directories, so the next run does not share the
-// broker with their deletion. Measured against a real broker, as the
-// bench runs it (deleteSettings).
-func TestDeleteTopicsWaitsForFiles(t *testing.T) {
+// createTopics returns only once the broker has created every partition's
+// log, and deleteTopics only once it has removed the deleted topics'
+// partition directories, so that a run neither starts while its topics
+// are still being made nor shares the broker with the previous run's
+// deletion. Measured against a real broker, as the bench runs it
+// (deleteSettings).
+func TestTopicsOnDiskBeforeAndAfterARun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a Kafka broker")
 	}
@@ -57,28 +58,36 @@ func TestDeleteTopicsWaitsForFiles(t *testing.T) {
 	}
 	defer c.Close()
 	root := c.(interface{ Root() string }).Root()
-	began := time.Now()
+	opts := c.ClientOpts()
+	b := &bench{cfg: Config{kafka: cluster.Local}, src: c, dst: c, srcOpts: opts, dstOpts: opts, prog: newProgress(io.Discard, 0)}
+	const parts = 300
 	ts := topicSet{base: "gone", n: 3}
 	keep := topicSet{base: "kept", n: 1}
-	opts := c.ClientOpts()
 	names := map[string]bool{}
-	for _, set := range []topicSet{ts, keep} {
-		for _, n := range set.names() {
-			if err := kafkatest.CreateTopic(ctx, opts, n, 100, 1, nil); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
 	for _, n := range ts.names() {
 		names[n] = true
 	}
+	began := time.Now()
+	for _, set := range []topicSet{keep, ts} {
+		if err := b.createTopics(ctx, opts, set, parts); err != nil {
+			t.Fatal(err)
+		}
+			want := map[string]bool{}
+		for _, n := range set.names() {
+			want[n] = true
+		}
+		if n, err := topicDirsLeft(root, want); err != nil || n != set.n*parts {
+			t.Fatalf("createTopics returned with %d partition directories of %v on disk (%v), want %d", n, set.names(), err, set.n*parts)
+		}
+	}
+	t.Logf("topics created after %v", time.Since(began).Round(time.Millisecond))
 	cl, err := kgo.NewClient(append(opts, kgo.RecordPartitioner(kgo.ManualPartitioner()))...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var rs []*kgo.Record
 	for n := range names {
-		for p := range 100 {
+		for p := range parts {
 			rs = append(rs, &kgo.Record{Topic: n, Partition: int32(p), Value: []byte("x")})
 		}
 	}
@@ -86,19 +95,14 @@ func TestDeleteTopicsWaitsForFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	cl.Close()
-	if n, err := topicDirsLeft(root, names); err != nil || n != 300 {
-		t.Fatalf("before the delete: %d partition directories of %v (%v), want 300", n, ts.names(), err)
-	}
 
-	t.Logf("topics created and written after %v", time.Since(began).Round(time.Millisecond))
-	b := &bench{src: c, dst: c, srcOpts: opts, dstOpts: opts, prog: newProgress(io.Discard, 0)}
 	b.deleteTopics(ctx, ts)
 	t.Logf("deleteTopics returned after %v", time.Since(began).Round(time.Millisecond))
 	if n, err := topicDirsLeft(root, names); err != nil || n != 0 {
 		t.Fatalf("deleteTopics returned with %d partition directories of the deleted topics still on disk (%v)", n, err)
 	}
-	if n, err := topicDirsLeft(root, map[string]bool{"kept": true}); err != nil || n != 100 {
-		t.Fatalf("the topic not deleted has %d partition directories (%v), want 100", n, err)
+	if n, err := topicDirsLeft(root, map[string]bool{"kept": true}); err != nil || n != parts {
+		t.Fatalf("the topic not deleted has %d partition directories (%v), want %d", n, err, parts)
 	}
 	if _, err := os.Stat(filepath.Join(root, "broker-1", "data")); err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/reo-kafka/reo/cluster"
 	"github.com/reo-kafka/reo/cmd/reo-bench/internal/report"
 	"github.com/reo-kafka/reo/internal/logtext"
 	"github.com/reo-kafka/reo/systems"
@@ -306,8 +307,11 @@ func (b *bench) createTopics(ctx context.Context, opts []kgo.Opt, ts topicSet, p
 				ready = ready && p.Leader >= 0
 			}
 		}
+		if ready && b.cfg.kafka != cluster.Local {
+			return nil // kfake keeps no logs to wait for
+		}
 		if ready {
-			return nil
+			return awaitLogs(ctx, adm, md, ts)
 		}
 		select {
 		case <-ctx.Done():
@@ -315,4 +319,41 @@ func (b *bench) createTopics(ctx context.Context, opts []kgo.Opt, ts topicSet, p
 		}
 	}
 	return fmt.Errorf("topics %s not ready: %w", ts, ctx.Err())
+}
+
+// awaitLogs waits until every replica of the partitions md describes has
+// its log on its broker (DescribeLogDirs). A broker creates a new topic's
+// logs after CreateTopics has returned and its leaders are known: at
+// 5,000 partitions it was still creating them 35 s into the run that
+// followed, which that run paid for (its produces and commit markers
+// waited).
+func awaitLogs(ctx context.Context, adm *kadm.Client, md kadm.TopicDetails, ts topicSet) error {
+	want := 0
+	for _, td := range md {
+		for _, p := range td.Partitions {
+			want += len(p.Replicas)
+		}
+	}
+	got := 0
+	for ctx.Err() == nil {
+		dirs, err := adm.DescribeAllLogDirs(ctx, md.TopicsSet())
+		if err == nil {
+			got = 0
+			dirs.Each(func(d kadm.DescribedLogDir) {
+				for t, ps := range d.Topics {
+					if _, ok := md[t]; ok {
+						got += len(ps)
+					}
+				}
+			})
+			if got >= want {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("topics %s: %d of %d partition logs created: %w", ts, got, want, ctx.Err())
 }
