@@ -65,6 +65,7 @@ func main() {
 	per := flag.Int("per", 3, "records per partition and transaction")
 	size := flag.Int("size", 1000, "value bytes per record")
 	modes := flag.String("modes", "none,settle,none,settle", "comma-separated: none or settle")
+	watch := flag.Bool("watch", false, "while the modes run, read the topic with one read_committed consumer (as reo-bench watches a destination)")
 	churn := flag.Int("churn", 0, "before the modes, create a topic of this many partitions, write a record into each and delete it (what a benchmark's previous run leaves the broker doing)")
 	flag.Parse()
 	for _, m := range strings.Split(*modes, ",") {
@@ -73,13 +74,13 @@ func main() {
 			os.Exit(2)
 		}
 	}
-	if err := run(*shards, *parts, *txns, *per, *size, *churn, strings.Split(*modes, ",")); err != nil {
+	if err := run(*shards, *parts, *txns, *per, *size, *churn, *watch, strings.Split(*modes, ",")); err != nil {
 		fmt.Fprintln(os.Stderr, "markerprobe:", err)
 		os.Exit(1)
 	}
 }
 
-func run(shards, parts, txns, per, size, churn int, modes []string) error {
+func run(shards, parts, txns, per, size, churn int, watch bool, modes []string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
 	defer cancel()
 	c, err := cluster.Start(ctx, cluster.Local, cluster.Spec{Name: "markerprobe", Brokers: 1, Unproxied: true, ServerJVM: true})
@@ -112,6 +113,20 @@ func run(shards, parts, txns, per, size, churn int, modes []string) error {
 			return fmt.Errorf("delete topic churn: %w", err)
 		}
 		fmt.Printf("deleted a topic of %d partitions\n", churn)
+	}
+	if watch {
+		cl, err := kgo.NewClient(append(opts, kgo.ConsumeTopics(topic), kgo.FetchIsolationLevel(kgo.ReadCommitted()))...)
+		if err != nil {
+			return err
+		}
+		defer cl.Close()
+		wctx, stop := context.WithCancel(ctx)
+		defer stop()
+		go func() {
+			for wctx.Err() == nil {
+				cl.PollFetches(wctx)
+			}
+		}()
 	}
 	for i, mode := range modes {
 		var cnt counters
