@@ -2,7 +2,6 @@ package chaos_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -65,12 +64,7 @@ func TestBrokerFaultsLocal(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	if err := cluster.Available(ctx, cluster.Local); err != nil {
-		if errors.Is(err, cluster.ErrUnavailable) {
-			t.Skipf("provider local: %v", err)
-		}
-		t.Fatal(err)
-	}
+	cluster.Need(ctx, t, cluster.Local)
 	c, err := cluster.Shared(ctx, cluster.Local, cluster.Spec{Name: "chaos3", Brokers: 3})
 	if err != nil {
 		t.Fatal(err)

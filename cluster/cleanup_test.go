@@ -84,12 +84,7 @@ func TestNoLeftoversAfterPanic(t *testing.T) {
 		t.Skip("starts a JVM broker")
 	}
 	ctx := context.Background()
-	if err := cluster.Available(ctx, cluster.Local); err != nil {
-		if errors.Is(err, cluster.ErrUnavailable) {
-			t.Skipf("provider local: %v", err)
-		}
-		t.Fatal(err)
-	}
+	cluster.Need(ctx, t, cluster.Local)
 	for _, how := range []string{"panic", "sigkill"} {
 		t.Run(how, func(t *testing.T) {
 			report := runHelper(t, cluster.Local, how)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"testing"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -174,6 +175,19 @@ func Start(ctx context.Context, kind Kind, spec Spec) (Cluster, error) {
 // CI sets it, so that a machine without Docker or Java cannot pass by
 // skipping the tests that need them.
 const EnvRequire = "REO_REQUIRE_PROVIDERS"
+
+// Need skips tb when provider kind cannot run here (Available's error
+// wraps ErrUnavailable) and fails it on any other error, such as a
+// provider REO_REQUIRE_PROVIDERS requires that cannot run.
+func Need(ctx context.Context, tb testing.TB, kind Kind) {
+	tb.Helper()
+	if err := Available(ctx, kind); err != nil {
+		if errors.Is(err, ErrUnavailable) {
+			tb.Skipf("provider %s: %v", kind, err)
+		}
+		tb.Fatal(err)
+	}
+}
 
 // Available reports whether a provider can run here; the error wraps
 // ErrUnavailable and says why not, unless the provider is listed in

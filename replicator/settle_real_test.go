@@ -2,7 +2,6 @@ package replicator
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -16,12 +15,7 @@ import (
 // or skips tb when local Kafka cannot run here.
 func startLocal(ctx context.Context, tb testing.TB, name string) cluster.Cluster {
 	tb.Helper()
-	if err := cluster.Available(ctx, cluster.Local); err != nil {
-		if errors.Is(err, cluster.ErrUnavailable) {
-			tb.Skipf("local Kafka cannot run here: %v", err)
-		}
-		tb.Fatal(err)
-	}
+	cluster.Need(ctx, tb, cluster.Local)
 	c, err := cluster.Start(ctx, cluster.Local, cluster.Spec{Name: name, Brokers: 1, Unproxied: true})
 	if err != nil {
 		tb.Fatalf("start local Kafka: %v", err)

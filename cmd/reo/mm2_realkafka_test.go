@@ -58,9 +58,7 @@ func startSecureClusters(ctx context.Context, t *testing.T, specs map[string]clu
 	if testing.Short() {
 		t.Skip("starts Kafka broker JVMs")
 	}
-	if err := cluster.Available(ctx, cluster.Local); err != nil {
-		t.Skipf("local Kafka cannot run here: %v", err)
-	}
+	cluster.Need(ctx, t, cluster.Local)
 	type started struct {
 		name string
 		c    *cluster.SecureCluster

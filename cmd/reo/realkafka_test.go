@@ -28,9 +28,7 @@ import (
 // restarted with SECURE added.
 func startSecureKafka(ctx context.Context, t *testing.T, pki *testPKI, plainUsers map[string]string) (cluster.Cluster, string) {
 	t.Helper()
-	if err := cluster.Available(ctx, cluster.Local); err != nil {
-		t.Skipf("local Kafka cannot run here: %v", err)
-	}
+	cluster.Need(ctx, t, cluster.Local)
 	var jaas strings.Builder
 	jaas.WriteString("org.apache.kafka.common.security.plain.PlainLoginModule required")
 	for u, p := range plainUsers {

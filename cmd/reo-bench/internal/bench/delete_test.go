@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -45,12 +44,7 @@ func TestTopicsOnDiskBeforeAndAfterARun(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	if err := cluster.Available(ctx, cluster.Local); err != nil {
-		if errors.Is(err, cluster.ErrUnavailable) {
-			t.Skipf("local Kafka cannot run here: %v", err)
-		}
-		t.Fatal(err)
-	}
+	cluster.Need(ctx, t, cluster.Local)
 	c, err := cluster.Start(ctx, cluster.Local, cluster.Spec{Name: "bench-delete", Brokers: 1, Unproxied: true,
 		Props: deleteSettings})
 	if err != nil {
@@ -72,7 +66,7 @@ func TestTopicsOnDiskBeforeAndAfterARun(t *testing.T) {
 		if err := b.createTopics(ctx, opts, set, parts); err != nil {
 			t.Fatal(err)
 		}
-			want := map[string]bool{}
+		want := map[string]bool{}
 		for _, n := range set.names() {
 			want[n] = true
 		}
