@@ -325,8 +325,8 @@ func (b *bench) createTopics(ctx context.Context, opts []kgo.Opt, ts topicSet, p
 // its log on its broker (DescribeLogDirs). A broker creates a new topic's
 // logs after CreateTopics has returned and its leaders are known: at
 // 5,000 partitions it was still creating them 35 s into the run that
-// followed, which that run paid for (its produces and commit markers
-// waited).
+// followed, which that run paid for (reo's start-up took 24.0 s instead
+// of 8.7 s).
 func awaitLogs(ctx context.Context, adm *kadm.Client, md kadm.TopicDetails, ts topicSet) error {
 	want := 0
 	for _, td := range md {
