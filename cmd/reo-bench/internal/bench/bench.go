@@ -126,7 +126,7 @@ func (b *bench) saturate(ctx context.Context, sys string, wl report.Workload, ts
 		return err
 	}
 	n := int64(wl.Records)
-	w, err := measure.Watch(ctx, b.dstOpts, ts.names(), n, nil)
+	w, err := measure.Watch(ctx, b.dstOpts, ts.names(), n, nil, kgo.FetchMinBytes(int32(b.cfg.watchMinBytes)))
 	if err != nil {
 		return err
 	}

@@ -66,6 +66,12 @@ func TestPlan(t *testing.T) {
 	if _, err := ParseConfig([]string{"--broker-jvm", "fast"}, io.Discard); err == nil || !strings.Contains(err.Error(), "--broker-jvm") {
 		t.Errorf("--broker-jvm fast: %v, want an error naming the flag", err)
 	}
+	if _, err := ParseConfig([]string{"--watch-min-bytes", "0"}, io.Discard); err == nil || !strings.Contains(err.Error(), "--watch-min-bytes") {
+		t.Errorf("--watch-min-bytes 0: %v, want an error naming the flag", err)
+	}
+	if c, err := ParseConfig(nil, io.Discard); err != nil || c.watchMinBytes != 1<<20 {
+		t.Errorf("default --watch-min-bytes: %v %d, want 1 MiB", err, c.watchMinBytes)
+	}
 }
 
 // TestSmokeInProcess runs the pipe and reo end to end on in-process

@@ -57,6 +57,9 @@ type Config struct {
 	costCurve bool
 	// pipeDefaults runs the pipe with franz-go's defaults, not tuned.
 	pipeDefaults bool
+	// watchMinBytes is the fetch min bytes of the consumer that counts a
+	// saturation run's records in the destination.
+	watchMinBytes int
 }
 
 // Out is the report directory (--out).
@@ -160,6 +163,7 @@ func ParseConfig(args []string, stderr io.Writer) (*Config, error) {
 	fs.BoolVar(&c.costCurve, "cost-curve", false, "run the cost curve: saturation only, at each of --cost-partitions partitions and at --cost-topics; default systems reo,mm2")
 	costParts := fs.String("cost-partitions", "12,48,500,5000", "partition counts of the cost curve")
 	costTopics := fs.String("cost-topics", "1000x3", "the cost curve's many-topics point: TOPICSxPARTITIONS (empty: none)")
+	fs.IntVar(&c.watchMinBytes, "watch-min-bytes", 1<<20, "fetch min bytes of the read_committed consumer that counts a saturation run's records in the destination (it waits at most 100 ms for them; 1: a fetch per append, which at thousands of partitions takes much of the destination broker; the latency runs' consumer always uses 1)")
 	fs.BoolVar(&c.pipeDefaults, "pipe-defaults", false, "run the pipe with franz-go's defaults instead of reo-bench's tuned settings")
 	sizes := fs.String("sizes", "1024,100,16384", "record value sizes in bytes; the first is the base")
 	parts := fs.String("partitions", "12,1,48", "partition counts; the first is the base")
@@ -309,6 +313,9 @@ func ParseConfig(args []string, stderr io.Writer) (*Config, error) {
 	}
 	if *bytes <= 0 || *maxRecords <= 0 {
 		return nil, errors.New("--bytes and --max-records must be positive")
+	}
+	if c.watchMinBytes < 1 || c.watchMinBytes > 50<<20 {
+		return nil, fmt.Errorf("--watch-min-bytes %d: must be from 1 to 52428800 (the consumer's fetch max bytes)", c.watchMinBytes)
 	}
 	if c.satProfile < time.Second {
 		return nil, fmt.Errorf("--reo-pprof-saturation %s: must be at least 1s (profiles are taken in whole seconds)", c.satProfile)
