@@ -64,7 +64,7 @@ func BenchmarkCommitThenProduce(b *testing.B) {
 				flush += t1.Sub(t0)
 				end += t2.Sub(t1)
 				if mode == "settle" {
-					n, state, err := awaitMarkers(ctx, p, id, settleMax)
+					n, state, err := awaitMarkers(ctx, p, id, settleMax, false)
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -304,3 +304,49 @@ func TestSettleManyPartitionsEvenWhenFar(t *testing.T) {
 	}
 	t.Logf("%d transactions into %d+ partitions settled toward a far destination; %d of fewer did not ask (touched %v)", many, settleMany, few, touched)
 }
+
+// TestSettlePacing follows awaitMarkers' pauses (settlePauseNext) over
+// markers that take done, counting each question's time as zero: after a
+// small transaction the pause stays at most settlePauseMax; after one into
+// many partitions, a wait of seconds asks about a hundred times, not a
+// thousand, and overruns the markers by at most about a tenth.
+func TestSettlePacing(t *testing.T) {
+	walk := func(done time.Duration, many bool) (asked int, ended time.Duration, longest time.Duration) {
+		pause, waited := settlePause, time.Duration(0)
+		for {
+			asked++
+			if waited >= done {
+				return asked, waited, longest
+			}
+			waited += pause
+			longest = max(longest, pause)
+			pause = settlePauseNext(pause, waited, many)
+		}
+	}
+	if _, _, longest := walk(90*time.Millisecond, false); longest != settlePauseMax {
+		t.Errorf("a 90 ms wait after a small transaction paused up to %s, want %s", longest, settlePauseMax)
+	}
+	for _, c := range []struct {
+		done     time.Duration
+		maxAsked int
+	}{
+		{5 * time.Millisecond, 6},
+		{160 * time.Millisecond, 40},
+		{4600 * time.Millisecond, 140},
+		{10 * time.Second, 250},
+	} {
+		asked, ended, longest := walk(c.done, true)
+		small, _, _ := walk(c.done, false)
+		over := ended - c.done
+		t.Logf("markers done after %s: %d questions (%d at the small pace), %s over, longest pause %s", c.done, asked, small, over, longest)
+		if asked > c.maxAsked {
+			t.Errorf("markers done after %s: %d questions, want at most %d", c.done, asked, c.maxAsked)
+		}
+		if over > max(settlePauseMax, c.done/9) {
+			t.Errorf("markers done after %s: the wait ran %s over, want at most a ninth (or %s)", c.done, over, settlePauseMax)
+		}
+		if longest > settlePauseMaxMany {
+			t.Errorf("markers done after %s: a pause of %s, want at most %s", c.done, longest, settlePauseMaxMany)
+		}
+	}
+}
