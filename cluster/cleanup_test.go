@@ -30,7 +30,7 @@ func TestHelperStartAndDie(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	kind := cluster.Kind(os.Getenv(helperEnv + "_KIND"))
-	c, err := cluster.Start(ctx, kind, cluster.Spec{Name: "leftover", Brokers: 1})
+	c, err := cluster.Start(ctx, kind, cluster.Spec{Name: "leftover", Brokers: 1, DataDir: os.Getenv(helperEnv + "_DATA")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,12 +59,13 @@ func TestHelperStartAndDie(t *testing.T) {
 }
 
 // runHelper runs TestHelperStartAndDie in a child process that dies as how
-// says, and returns its report.
-func runHelper(t *testing.T, kind cluster.Kind, how string) string {
+// says, with its cluster's files under dataDir ("": the temp dir), and
+// returns its report.
+func runHelper(t *testing.T, kind cluster.Kind, how, dataDir string) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "report")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperStartAndDie$", "-test.count=1")
-	cmd.Env = append(os.Environ(), helperEnv+"="+how, helperEnv+"_KIND="+string(kind), helperEnv+"_OUT="+out)
+	cmd.Env = append(os.Environ(), helperEnv+"="+how, helperEnv+"_KIND="+string(kind), helperEnv+"_OUT="+out, helperEnv+"_DATA="+dataDir)
 	output, err := cmd.CombinedOutput()
 	if err == nil {
 		t.Fatalf("helper process exited cleanly; it was meant to die:\n%s", output)
@@ -78,7 +79,8 @@ func runHelper(t *testing.T, kind cluster.Kind, how string) string {
 
 // TestNoLeftoversAfterPanic proves a test binary that panics, or is killed
 // with SIGKILL, while a local cluster runs leaves no broker JVM and no temp
-// dir behind.
+// dir behind; the killed one keeps its files in a chosen directory
+// (Spec.DataDir), which must hold them.
 func TestNoLeftoversAfterPanic(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a JVM broker")
@@ -87,12 +89,19 @@ func TestNoLeftoversAfterPanic(t *testing.T) {
 	cluster.Need(ctx, t, cluster.Local)
 	for _, how := range []string{"panic", "sigkill"} {
 		t.Run(how, func(t *testing.T) {
-			report := runHelper(t, cluster.Local, how)
+			var dataDir string
+			if how == "sigkill" {
+				dataDir = t.TempDir()
+			}
+			report := runHelper(t, cluster.Local, how, dataDir)
 			lines := strings.SplitN(report, "\n", 2)
 			root := lines[0]
 			pid, perr := strconv.Atoi(strings.TrimSpace(lines[1]))
 			if perr != nil || root == "" {
 				t.Fatalf("bad helper report %q", report)
+			}
+			if dataDir != "" && filepath.Dir(root) != dataDir {
+				t.Errorf("the cluster's files are in %s, want them under the chosen %s", root, dataDir)
 			}
 			deadline := time.Now().Add(20 * time.Second)
 			for {

@@ -58,6 +58,10 @@ type Spec struct {
 	// the fast-starting test settings (serial GC, C1 only). For
 	// benchmarks; it costs start-up time and memory.
 	ServerJVM bool
+	// DataDir is the directory under which local brokers keep their files
+	// (a temp dir per cluster, removed at Close); "" is the system temp
+	// dir. For benchmarks that choose the brokers' filesystem.
+	DataDir string
 }
 
 func (s Spec) validate() error {

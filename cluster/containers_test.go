@@ -71,7 +71,7 @@ func TestNoContainersAfterPanic(t *testing.T) {
 	cli := containerTest(t)
 	for _, how := range []string{"panic", "sigkill"} {
 		t.Run(how, func(t *testing.T) {
-			report := strings.TrimSpace(runHelper(t, cluster.Testcontainers, how))
+			report := strings.TrimSpace(runHelper(t, cluster.Testcontainers, how, ""))
 			ids := strings.Fields(report)
 			if len(ids) != 1 {
 				t.Fatalf("helper reported containers %q, want 1", report)

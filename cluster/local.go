@@ -83,7 +83,7 @@ func startLocalWith(ctx context.Context, spec Spec, sec *SecureListener) (c Clus
 	if err != nil {
 		return nil, err
 	}
-	root, err := tempRoot(spec.Name)
+	root, err := tempRoot(spec.DataDir, spec.Name)
 	if err != nil {
 		return nil, err
 	}

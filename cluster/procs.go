@@ -51,9 +51,10 @@ func (r *reaper) done() error {
 	return nil
 }
 
-// tempRoot creates the temp dir of one cluster.
-func tempRoot(name string) (string, error) {
-	dir, err := os.MkdirTemp("", "reo-kafka-"+name+"-")
+// tempRoot creates the temp dir of one cluster under parent ("" is the
+// system temp dir).
+func tempRoot(parent, name string) (string, error) {
+	dir, err := os.MkdirTemp(parent, "reo-kafka-"+name+"-")
 	if err != nil {
 		return "", fmt.Errorf("create temp dir for cluster %s: %w", name, err)
 	}

@@ -69,6 +69,12 @@ func TestPlan(t *testing.T) {
 	if _, err := ParseConfig([]string{"--watch-min-bytes", "0"}, io.Discard); err == nil || !strings.Contains(err.Error(), "--watch-min-bytes") {
 		t.Errorf("--watch-min-bytes 0: %v, want an error naming the flag", err)
 	}
+	if _, err := ParseConfig([]string{"--broker-data", "/no/such/dir"}, io.Discard); err == nil || !strings.Contains(err.Error(), "--broker-data") {
+		t.Errorf("--broker-data /no/such/dir: %v, want an error naming the flag", err)
+	}
+	if _, err := ParseConfig([]string{"--kafka", "inprocess", "--broker-data", t.TempDir()}, io.Discard); err == nil || !strings.Contains(err.Error(), "--broker-data") {
+		t.Errorf("--broker-data with in-process clusters: %v, want an error naming the flag", err)
+	}
 	if c, err := ParseConfig(nil, io.Discard); err != nil || c.watchMinBytes != 1<<20 {
 		t.Errorf("default --watch-min-bytes: %v %d, want 1 MiB", err, c.watchMinBytes)
 	}

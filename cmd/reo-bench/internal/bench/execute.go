@@ -30,6 +30,9 @@ func Execute(ctx context.Context, cfg *Config, command string, stderr io.Writer)
 		Unproxied: !cfg.proxied && !cfg.geo, ServerJVM: !cfg.testJVM && cfg.kafka == cluster.Local,
 		CostCurve: cfg.costCurve,
 	}
+	if cfg.kafka == cluster.Local {
+		rep.BrokerData = describeDir(cfg.brokerData)
+	}
 	if !cfg.failoverMode {
 		rep.Repeats = cfg.repeats
 	}
@@ -139,7 +142,8 @@ func Execute(ctx context.Context, cfg *Config, command string, stderr io.Writer)
 			// Geo workloads put distance on the links.
 			unproxied := !cfg.proxied && !cfg.geo && !(cfg.failoverMode && name == "source")
 			c, err := cluster.Start(sctx, cfg.kafka, cluster.Spec{Name: "bench-" + name, Brokers: 1,
-				Unproxied: unproxied, ServerJVM: !cfg.testJVM && cfg.kafka == cluster.Local, Props: brokerProps})
+				Unproxied: unproxied, ServerJVM: !cfg.testJVM && cfg.kafka == cluster.Local, Props: brokerProps,
+				DataDir: cfg.brokerData})
 			ch <- startResult{c, err}
 		}()
 	}

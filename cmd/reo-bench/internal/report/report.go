@@ -61,6 +61,10 @@ type Report struct {
 	// options rather than the local provider's test settings.
 	Unproxied   bool      `json:"unproxied,omitempty"`
 	ServerJVM   bool      `json:"server_jvm,omitempty"`
+	// BrokerData is where the local brokers kept their files, with its
+	// filesystem and mount options ("" in older reports and for other
+	// providers).
+	BrokerData string `json:"broker_data,omitempty"`
 	Started     time.Time `json:"started"`
 	DurationSec float64   `json:"duration_sec"`
 	// Notes are caveats that apply to the whole run (an in-process
@@ -346,6 +350,9 @@ func (r *Report) Markdown(w io.Writer, charts []string) error {
 	fmt.Fprintf(&b, "- machine: %d CPUs (%s), %.0f GiB, %s %s, load average %.2f at start; %s; %s\n",
 		r.Machine.CPUs, r.Machine.CPUModel, r.Machine.MemoryGiB, r.Machine.OS, r.Machine.Kernel, r.Machine.LoadAvg, r.Machine.Go, r.Machine.Java)
 	fmt.Fprintf(&b, "- clusters: provider %s, Apache Kafka %s, one source and one destination cluster of 1 broker each on 127.0.0.1\n", r.Provider, r.KafkaVersion)
+	if r.BrokerData != "" {
+		fmt.Fprintf(&b, "- broker data: %s\n", r.BrokerData)
+	}
 	if r.MM2Version != "" {
 		fmt.Fprintf(&b, "- MirrorMaker 2: connect-mirror %s, dedicated mode\n", r.MM2Version)
 	}
