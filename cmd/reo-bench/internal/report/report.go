@@ -59,12 +59,12 @@ type Report struct {
 	// made before the field existed crossed a toxiproxy link per broker.
 	// ServerJVM is true when the brokers ran with Kafka's start-script JVM
 	// options rather than the local provider's test settings.
-	Unproxied   bool      `json:"unproxied,omitempty"`
-	ServerJVM   bool      `json:"server_jvm,omitempty"`
+	Unproxied bool `json:"unproxied,omitempty"`
+	ServerJVM bool `json:"server_jvm,omitempty"`
 	// BrokerData is where the local brokers kept their files, with its
 	// filesystem and mount options ("" in older reports and for other
 	// providers).
-	BrokerData string `json:"broker_data,omitempty"`
+	BrokerData  string    `json:"broker_data,omitempty"`
 	Started     time.Time `json:"started"`
 	DurationSec float64   `json:"duration_sec"`
 	// Notes are caveats that apply to the whole run (an in-process
