@@ -197,7 +197,7 @@ wait:
 		b.saveLogs(r, run)
 	}
 	l.stop()
-	res.PeakRSSMB = max(res.PeakRSSMB, s.PeakRSS())
+	res.PeakRSSMB, res.PeakRSSAtSec = max(res.PeakRSSMB, s.PeakRSS()), s.PeakRSSAt().Seconds()
 	if !first.IsZero() {
 		res.StartupSec = first.Sub(started).Seconds()
 	}

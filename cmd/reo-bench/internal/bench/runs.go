@@ -142,8 +142,8 @@ func (b *bench) runWorkload(ctx context.Context, wl report.Workload, systems []s
 					res[i].Error = "saturation: " + err.Error()
 					b.prog.Logf("%s run %d %s: %v", wl.Name, rep, sys, err)
 				} else {
-					b.prog.Logf("%s run %d %s: %.0f records/s (%.1f MB/s), startup %.1fs, %.1f CPU s/GB, peak RSS %.0f MiB, verified=%v%s",
-						wl.Name, rep, sys, res[i].RecordsPerSec, res[i].MBPerSec, res[i].StartupSec, res[i].CPUSecondsPerGB, res[i].PeakRSSMB, res[i].Verified, res[i].ReoSaturation.String())
+					b.prog.Logf("%s run %d %s: %.0f records/s (%.1f MB/s), startup %.1fs, %.1f CPU s/GB, peak RSS %.0f MiB (%.1fs after start), verified=%v%s",
+						wl.Name, rep, sys, res[i].RecordsPerSec, res[i].MBPerSec, res[i].StartupSec, res[i].CPUSecondsPerGB, res[i].PeakRSSMB, res[i].PeakRSSAtSec, res[i].Verified, res[i].ReoSaturation.String())
 				}
 			}
 			b.prog.Done()

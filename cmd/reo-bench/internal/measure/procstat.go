@@ -76,11 +76,14 @@ type Sampler struct {
 	lastCPU map[int]float64
 	hwm     map[int]float64
 	samples []cpuSample
+	created time.Time
+	peak    float64   // the largest VmHWM seen
+	peakAt  time.Time // the sample that first saw it
 }
 
 func NewSampler(interval time.Duration) *Sampler {
 	return &Sampler{interval: interval, stop: make(chan struct{}), done: make(chan struct{}),
-		lastCPU: map[int]float64{}, hwm: map[int]float64{}}
+		lastCPU: map[int]float64{}, hwm: map[int]float64{}, created: time.Now()}
 }
 
 // Add adds pids to the set, from now on.
@@ -128,6 +131,9 @@ func (s *Sampler) sample() {
 		}
 		if h, err := procHWM(pid); err == nil {
 			s.hwm[pid] = max(s.hwm[pid], h)
+			if h > s.peak {
+				s.peak, s.peakAt = h, now
+			}
 		}
 		total += s.lastCPU[pid]
 	}
@@ -159,6 +165,18 @@ func interpolate(ss []cpuSample, t time.Time) float64 {
 		}
 	}
 	return ss[len(ss)-1].cpu
+}
+
+// PeakRSSAt is when the largest VmHWM of any one process was first seen,
+// as time since the Sampler was made (0 before any sample); the kernel's
+// high-water mark is exact, the moment only to the sampling interval.
+func (s *Sampler) PeakRSSAt() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.peakAt.IsZero() {
+		return 0
+	}
+	return s.peakAt.Sub(s.created)
 }
 
 // PeakRSS is the largest VmHWM of any one process, in MiB.

@@ -235,6 +235,9 @@ type Result struct {
 	CPUSecondsPerGB float64 `json:"cpu_seconds_per_gb"`
 	PeakRSSMB       float64 `json:"peak_rss_mb"`
 	Verified        bool    `json:"verified"`
+	// PeakRSSAtSec is when the saturation run's peak RSS was first seen,
+	// in seconds from the system's start (its start-up included).
+	PeakRSSAtSec float64 `json:"peak_rss_at_sec,omitempty"`
 
 	// StartupSec is from starting the system to the first record visible
 	// in the destination; the throughput figures exclude it.
