@@ -167,7 +167,7 @@ func ParseConfig(args []string, stderr io.Writer) (*Config, error) {
 	fs.BoolVar(&c.costCurve, "cost-curve", false, "run the cost curve: saturation only, at each of --cost-partitions partitions and at --cost-topics; default systems reo,mm2")
 	costParts := fs.String("cost-partitions", "12,48,500,5000", "partition counts of the cost curve")
 	costTopics := fs.String("cost-topics", "1000x3", "the cost curve's many-topics point: TOPICSxPARTITIONS (empty: none)")
-	fs.IntVar(&c.watchMinBytes, "watch-min-bytes", 1<<20, "fetch min bytes of the read_committed consumer that counts a saturation run's records in the destination (it waits at most 100 ms for them; 1: a fetch per append, which at thousands of partitions takes much of the destination broker; the latency runs' consumer always uses 1)")
+	fs.IntVar(&c.watchMinBytes, "watch-min-bytes", 1<<20, "fetch min bytes of the read_committed consumer that counts a saturation run's records in the destination (it waits at most 100 ms for them; 1: a fetch answered at every append, as reports before 2026-12-02 did; the latency runs' consumer always uses 1)")
 	fs.BoolVar(&c.pipeDefaults, "pipe-defaults", false, "run the pipe with franz-go's defaults instead of reo-bench's tuned settings")
 	sizes := fs.String("sizes", "1024,100,16384", "record value sizes in bytes; the first is the base")
 	parts := fs.String("partitions", "12,1,48", "partition counts; the first is the base")
