@@ -356,7 +356,7 @@ func runFailover(t *testing.T, kind cluster.Kind, bin string, opts foOpts) *foRe
 				if err != nil {
 					return false, err.Error()
 				}
-				return logLen(dst) >= logLen(src), fmt.Sprintf("%d of %d committed records copied", logLen(dst), logLen(src))
+				return dst.Len() >= src.Len(), fmt.Sprintf("%d of %d committed records copied", dst.Len(), src.Len())
 			})
 			// A read of the copied backlog copiedMargin before the group's
 			// first commit, for withCopied.
@@ -909,13 +909,4 @@ func sleepFor(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
-}
-
-// logLen is the number of records in l.
-func logLen(l oracle.Log) int {
-	n := 0
-	for _, recs := range l {
-		n += len(recs)
-	}
-	return n
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -60,8 +61,7 @@ func unescapeMount(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		if s[i] == '\\' && i+3 < len(s) {
-			var c int
-			if _, err := fmt.Sscanf(s[i+1:i+4], "%03o", &c); err == nil {
+			if c, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
 				b.WriteByte(byte(c))
 				i += 3
 				continue

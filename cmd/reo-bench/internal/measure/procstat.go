@@ -74,16 +74,15 @@ type Sampler struct {
 	mu      sync.Mutex // guards the fields below
 	pids    []int
 	lastCPU map[int]float64
-	hwm     map[int]float64
 	samples []cpuSample
 	created time.Time
-	peak    float64   // the largest VmHWM seen
+	peak    float64   // the largest VmHWM of any one process
 	peakAt  time.Time // the sample that first saw it
 }
 
 func NewSampler(interval time.Duration) *Sampler {
 	return &Sampler{interval: interval, stop: make(chan struct{}), done: make(chan struct{}),
-		lastCPU: map[int]float64{}, hwm: map[int]float64{}, created: time.Now()}
+		lastCPU: map[int]float64{}, created: time.Now()}
 }
 
 // Add adds pids to the set, from now on.
@@ -130,7 +129,6 @@ func (s *Sampler) sample() {
 			s.lastCPU[pid] = c
 		}
 		if h, err := procHWM(pid); err == nil {
-			s.hwm[pid] = max(s.hwm[pid], h)
 			if h > s.peak {
 				s.peak, s.peakAt = h, now
 			}
@@ -183,9 +181,5 @@ func (s *Sampler) PeakRSSAt() time.Duration {
 func (s *Sampler) PeakRSS() float64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	m := 0.0
-	for _, h := range s.hwm {
-		m = max(m, h)
-	}
-	return m
+	return s.peak
 }
