@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -809,21 +810,18 @@ func (s *copier) openSource(ctx context.Context, parts []partitionPlan) (*kgo.Cl
 	if err != nil {
 		return nil, err
 	}
-	topics := make([]string, 0)
-	seen := make(map[string]bool)
-	for _, p := range parts {
-		if !seen[p.Topic] {
-			seen[p.Topic] = true
-			topics = append(topics, p.Topic)
-		}
+	// Only this shard's partitions are listed, each judged by its own
+	// answer (partialOffsets): another partition of the topic may be
+	// unavailable.
+	srcParts := make([]tp, len(parts))
+	for i, p := range parts {
+		srcParts[i] = tp{p.Topic, p.Partition}
 	}
-	// Partitions of these topics in other shards may be unavailable:
-	// only this shard's partitions are judged (partialOffsets).
-	starts, err := partialOffsets(r.srcAdm.ListStartOffsets(ctx, topics...))
+	starts, err := partialOffsets(listOffsets(ctx, r.srcCl, srcParts, listStart))
 	if starts == nil {
 		return nil, asAuth("source", "listing offsets", fmt.Errorf("list source start offsets: %w", err))
 	}
-	ends, err := partialOffsets(r.srcAdm.ListEndOffsets(ctx, topics...))
+	ends, err := partialOffsets(listOffsets(ctx, r.srcCl, srcParts, listEnd))
 	if ends == nil {
 		return nil, asAuth("source", "listing offsets", fmt.Errorf("list source end offsets: %w", err))
 	}
@@ -962,21 +960,18 @@ func (s *copier) openSource(ctx context.Context, parts []partitionPlan) (*kgo.Cl
 func (s *copier) learnDestEnds(ctx context.Context, parts []partitionPlan) {
 	r := s.w.r
 	want := make(map[tp]bool)
-	var topics []string
 	for _, p := range parts {
 		dp := tp{p.DstTopic, p.Partition}
 		if _, ok := s.dstNext[dp]; ok {
 			continue
 		}
 		want[dp] = true
-		if !slices.Contains(topics, p.DstTopic) {
-			topics = append(topics, p.DstTopic)
-		}
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for len(want) > 0 && ctx.Err() == nil && time.Now().Before(deadline) {
-		hwm, _ := partialOffsets(r.dstAdm.ListEndOffsets(ctx, topics...))
-		lso, _ := partialOffsets(r.dstAdm.ListCommittedOffsets(ctx, topics...))
+		ask := slices.Collect(maps.Keys(want))
+		hwm, _ := partialOffsets(listOffsets(ctx, r.dstCl, ask, listEnd))
+		lso, _ := partialOffsets(listOffsets(ctx, r.dstCl, ask, listStable))
 		for dp := range want {
 			h, ok1 := hwm.Lookup(dp.topic, dp.partition)
 			l, ok2 := lso.Lookup(dp.topic, dp.partition)

@@ -92,19 +92,16 @@ func (r *Replicator) refreshLag(ctx context.Context, p *plan) {
 		return
 	}
 	ids := make(map[tp]string)
-	var topics []string
-	seen := make(map[string]bool)
-	for _, parts := range p.shards {
-		for _, pp := range parts {
-			ids[tp{pp.Topic, pp.Partition}] = pp.SrcTopicID
-			if !seen[pp.Topic] {
-				seen[pp.Topic] = true
-				topics = append(topics, pp.Topic)
-			}
+	var parts []tp
+	for _, shard := range p.shards {
+		for _, pp := range shard {
+			q := tp{pp.Topic, pp.Partition}
+			ids[q] = pp.SrcTopicID
+			parts = append(parts, q)
 		}
 	}
 	b := r.lags
-	if len(topics) == 0 {
+	if len(parts) == 0 {
 		b.mu.Lock()
 		old := b.reported
 		b.reported, b.total = make(map[tp]bool), 0
@@ -114,8 +111,8 @@ func (r *Replicator) refreshLag(ctx context.Context, p *plan) {
 		}
 		return
 	}
-	starts, _ := partialOffsets(r.srcAdm.ListStartOffsets(ctx, topics...))
-	ends, _ := partialOffsets(r.srcAdm.ListEndOffsets(ctx, topics...))
+	starts, _ := partialOffsets(listOffsets(ctx, r.srcCl, parts, listStart))
+	ends, _ := partialOffsets(listOffsets(ctx, r.srcCl, parts, listEnd))
 	if starts == nil || ends == nil {
 		return
 	}

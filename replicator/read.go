@@ -27,12 +27,11 @@ func (r *Replicator) waitStable(ctx context.Context, topic string, partition int
 }
 
 // waitStableAll is waitStable for many partitions at once: each round lists
-// the offsets of all their topics in one call per kind (one request per
-// leader) and judges every partition still waiting, so a shard with
+// the offsets of the partitions still waiting in one call per kind (one
+// request per leader) and judges each by its own answer, so a shard with
 // thousands of new partitions costs a few requests, not a few per
-// partition. Offsets are read for whole topics but judged only for the
-// partitions asked for: another partition being unavailable (its leader
-// down) must not stop these.
+// partition, and another partition being unavailable (its leader down)
+// does not stop these.
 func (r *Replicator) waitStableAll(ctx context.Context, parts []tp) (map[tp]span, error) {
 	deadline := time.Now().Add(r.cfg.TransactionTimeout + 30*time.Second)
 	lookup := func(what string, l kadm.ListedOffsets, err error, p tp) (int64, error) {
@@ -49,23 +48,11 @@ func (r *Replicator) waitStableAll(ctx context.Context, parts []tp) (map[tp]span
 		}
 		return o.Offset, nil
 	}
-	topicsOf := func(ps []tp) []string {
-		var topics []string
-		seen := make(map[string]bool)
-		for _, p := range ps {
-			if !seen[p.topic] {
-				seen[p.topic] = true
-				topics = append(topics, p.topic)
-			}
-		}
-		return topics
-	}
 	out := make(map[tp]span, len(parts))
 	waiting := slices.Clone(parts)
 	for len(waiting) > 0 {
-		topics := topicsOf(waiting)
-		hwm, herr := r.dstAdm.ListEndOffsets(ctx, topics...)
-		lso, lerr := r.dstAdm.ListCommittedOffsets(ctx, topics...)
+		hwm, herr := listOffsets(ctx, r.dstCl, waiting, listEnd)
+		lso, lerr := listOffsets(ctx, r.dstCl, waiting, listStable)
 		var still []tp
 		for _, p := range waiting {
 			h, err := lookup("end", hwm, herr, p)
@@ -100,7 +87,7 @@ func (r *Replicator) waitStableAll(ctx context.Context, parts []tp) (map[tp]span
 		case <-t.C:
 		}
 	}
-	so, serr := r.dstAdm.ListStartOffsets(ctx, topicsOf(parts)...)
+	so, serr := listOffsets(ctx, r.dstCl, parts, listStart)
 	for _, p := range parts {
 		s, err := lookup("start", so, serr, p)
 		if err != nil {
