@@ -12,29 +12,42 @@ import (
 
 // Pipe is the at-least-once baseline (systems/internal/pipe): a plain
 // consume→produce loop in a consumer group, no transactions. BuildPipe
-// makes Bin. Tuning's zero value runs franz-go's defaults.
+// makes Bin. Tuning's zero value runs franz-go's defaults. With Txn
+// (pipe-txn) each poll's records go to the destination in one
+// transaction: still at-least-once, it measures what transactions cost.
 type Pipe struct {
 	Bin    string
 	Tuning PipeTuning
+	Txn    bool
 }
 
 // PipeTuning is the pipe's client settings (the flags of the same
 // names); a zero field leaves franz-go's default.
 type PipeTuning = kgotuning.Settings
 
-func (Pipe) Name() string { return "pipe" }
+func (p Pipe) Name() string {
+	if p.Txn {
+		return "pipe-txn"
+	}
+	return "pipe"
+}
 
 func (Pipe) Caps() Caps {
 	return Caps{MaxInstances: 1 << 10, CleanStop: true, NewTopics: true, NewPartitions: true}
 }
 
 func (p Pipe) Cmd(rep Replication, slot int) (Cmd, error) {
-	return Cmd{Path: p.Bin, Args: append([]string{
+	args := []string{
 		"--source-bootstrap", rep.SourceBootstrap(),
 		"--dest-bootstrap", rep.DestBootstrap(),
 		"--topics", rep.Topics,
 		"--group", rep.Name,
-	}, p.Tuning.Args()...)}, nil
+	}
+	if p.Txn {
+		// One id per slot: a restarted slot fences its previous self.
+		args = append(args, "--transactional-id", fmt.Sprintf("%s-%d", rep.Name, slot))
+	}
+	return Cmd{Path: p.Bin, Args: append(args, p.Tuning.Args()...)}, nil
 }
 
 // Mutant is the deliberately broken copy loop of scenarios/internal/mutant

@@ -277,6 +277,17 @@ func TestPipeTuning(t *testing.T) {
 	if slices.Contains(c.Args, "--max-inflight") {
 		t.Error("--max-inflight set although the tuning leaves it")
 	}
+	if slices.Contains(c.Args, "--transactional-id") {
+		t.Error("the plain pipe is given a transactional id")
+	}
+	tx := systems.Pipe{Bin: "/bin/pipe", Txn: true}
+	if tx.Name() != "pipe-txn" {
+		t.Errorf("Name() = %q, want pipe-txn", tx.Name())
+	}
+	c, _ = tx.Cmd(rep(t), 2)
+	if got, _ := flagValue(c.Args, "--transactional-id"); got != "r1-2" {
+		t.Errorf("pipe-txn slot 2: --transactional-id %q, want r1-2 (one per slot)", got)
+	}
 	if got, _ := flagValue(systems.PipeTuning{NoLinger: true}.Args(), "--linger"); got != "0s" {
 		t.Errorf("NoLinger gives --linger %q, want 0s", got)
 	}

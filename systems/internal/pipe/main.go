@@ -17,6 +17,16 @@
 // internal/kgotuning) set the franz-go client options of the same names;
 // unset, franz-go's defaults apply. --client-id names its clients (default reo-pipe).
 //
+// With --transactional-id ID (reo-bench's pipe-txn) each poll's records go
+// to the destination in one transaction with that id, committed before
+// the poll's offsets are marked: the same loop plus what a transaction
+// costs (AddPartitionsToTxn, EndTxn, the coordinator's markers), so that
+// its latency at a fixed rate shows that cost on the same machine next to
+// reo's. It is not exactly-once: the source offsets are committed to the
+// source group after the transaction, so a crash between the two copies
+// records again, as the plain pipe does. Several instances need distinct
+// ids.
+//
 // It runs until SIGTERM or SIGINT (then waits for the produces in flight,
 // commits and exits 0) and exits 1 on an error it cannot retry.
 package main
@@ -46,6 +56,7 @@ func main() {
 	topics := fs.String("topics", "", "regular expression of the source topics to copy")
 	group := fs.String("group", "", "consumer group on the source cluster")
 	clientID := fs.String("client-id", "reo-pipe", "client id of the pipe's clients")
+	txnID := fs.String("transactional-id", "", "produce each poll's records in one destination transaction with this id (at-least-once still: see the package doc)")
 	var t kgotuning.Settings
 	t.Register(fs)
 	if err := fs.Parse(os.Args[1:]); err != nil {
@@ -56,6 +67,15 @@ func main() {
 		os.Exit(2)
 	}
 	prodOpts := append([]kgo.Opt{kgo.ClientID(*clientID)}, t.ProducerOpts()...)
+	if *txnID != "" {
+		prodOpts = append(prodOpts, kgo.TransactionalID(*txnID),
+			// Under KIP-890 a transaction's first produce is refused
+			// (CONCURRENT_TRANSACTIONS) while the previous one's markers
+			// are being written, and kgo retries it after a metadata
+			// refresh, at most once per MetadataMinAge (5 s by default):
+			// every poll would stall for seconds.
+			kgo.MetadataMinAge(100*time.Millisecond))
+	}
 	consOpts := append([]kgo.Opt{kgo.ClientID(*clientID)}, t.ConsumerOpts()...)
 	if *src == "" || *dst == "" || *topics == "" || *group == "" {
 		fmt.Fprintln(os.Stderr, "pipe: --source-bootstrap, --dest-bootstrap, --topics and --group are required")
@@ -63,7 +83,7 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	if err := run(ctx, strings.Split(*src, ","), strings.Split(*dst, ","), *topics, *group, prodOpts, consOpts); err != nil {
+	if err := run(ctx, strings.Split(*src, ","), strings.Split(*dst, ","), *topics, *group, *txnID != "", prodOpts, consOpts); err != nil {
 		fmt.Fprintf(os.Stderr, "pipe: %v\n", err)
 		os.Exit(1)
 	}
@@ -113,7 +133,7 @@ func (d *destTopics) ensure(ctx context.Context, topic string, partition int32) 
 	return ctx.Err()
 }
 
-func run(ctx context.Context, src, dst []string, topics, group string, prodOpts, consOpts []kgo.Opt) error {
+func run(ctx context.Context, src, dst []string, topics, group string, txn bool, prodOpts, consOpts []kgo.Opt) error {
 	prod, err := kgo.NewClient(append([]kgo.Opt{
 		kgo.SeedBrokers(dst...),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
@@ -172,6 +192,13 @@ func run(ctx context.Context, src, dst []string, topics, group string, prodOpts,
 			cons.AllowRebalance()
 			return ferr
 		}
+		var polled []*kgo.Record // in a transaction: marked once it commits
+		if txn && !fs.Empty() {
+			if err := prod.BeginTransaction(); err != nil {
+				cons.AllowRebalance()
+				return fmt.Errorf("begin transaction: %w", err)
+			}
+		}
 		fs.EachPartition(func(p kgo.FetchTopicPartition) {
 			if len(p.Records) == 0 || ferr != nil {
 				return
@@ -192,10 +219,21 @@ func run(ctx context.Context, src, dst []string, topics, group string, prodOpts,
 						}
 						return
 					}
-					cons.MarkCommitRecords(r)
+					if !txn {
+						cons.MarkCommitRecords(r)
+					}
 				})
+				if txn {
+					polled = append(polled, r)
+				}
 			}
 		})
+		if txn && !fs.Empty() && ferr == nil {
+			ferr = commit(work, prod)
+			if ferr == nil {
+				cons.MarkCommitRecords(polled...)
+			}
+		}
 		cons.AllowRebalance()
 		if ferr != nil && ctx.Err() == nil {
 			return ferr
@@ -218,4 +256,20 @@ func run(ctx context.Context, src, dst []string, topics, group string, prodOpts,
 		return fmt.Errorf("commit on stop: %w", err)
 	}
 	return nil
+}
+
+// commit flushes the transaction's records and commits it; a failed
+// transaction is aborted and reported (its records are not marked, so a
+// restart copies them again).
+func commit(ctx context.Context, prod *kgo.Client) error {
+	err := prod.Flush(ctx)
+	if err == nil {
+		err = prod.EndTransaction(ctx, kgo.TryCommit)
+		if err == nil {
+			return nil
+		}
+	}
+	_ = prod.AbortBufferedRecords(ctx)
+	_ = prod.EndTransaction(ctx, kgo.TryAbort)
+	return fmt.Errorf("commit transaction: %w", err)
 }

@@ -36,7 +36,8 @@ func Execute(ctx context.Context, cfg *Config, command string, stderr io.Writer)
 	if !cfg.failoverMode {
 		rep.Repeats = cfg.repeats
 	}
-	if slices.Contains(cfg.systems, report.SysPipe) && !cfg.pipeDefaults {
+	usesPipe := slices.Contains(cfg.systems, report.SysPipe) || slices.Contains(cfg.systems, report.SysPipeTxn)
+	if usesPipe && !cfg.pipeDefaults {
 		rep.PipeTuning = pipeTuning.Args()
 	}
 	if len(cfg.brokerProps) > 0 {
@@ -119,7 +120,7 @@ func Execute(ctx context.Context, cfg *Config, command string, stderr io.Writer)
 			return nil, fmt.Errorf("--baseline: %w", err)
 		}
 	}
-	if slices.Contains(cfg.systems, report.SysPipe) {
+	if usesPipe {
 		b.prog.Step("building the pipe")
 		if b.pipeBin, err = systems.BuildPipe(bctx, root, binDir); err != nil {
 			return nil, err

@@ -186,8 +186,8 @@ func (b *bench) system(name string, wl report.Workload) (systems.System, error) 
 		return systems.Reo{Bin: b.reoBin, Flags: b.reoFlags(wl)}, nil
 	case report.SysReoBaseline:
 		return systems.Reo{Bin: b.baselineBin, Flags: b.reoFlags(wl), Label: name}, nil
-	case report.SysPipe:
-		p := systems.Pipe{Bin: b.pipeBin}
+	case report.SysPipe, report.SysPipeTxn:
+		p := systems.Pipe{Bin: b.pipeBin, Txn: name == report.SysPipeTxn}
 		if !b.cfg.pipeDefaults {
 			p.Tuning = pipeTuning
 		}

@@ -33,13 +33,19 @@ const (
 	SysReoGroupSync    = "reo-groupsync"
 )
 
+// SysPipeTxn is the pipe with each poll's records in one destination
+// transaction (still at-least-once): what Kafka's transactions add to a
+// copy loop's latency and CPU on the same machine, next to reo. Run only
+// when named.
+const SysPipeTxn = "pipe-txn"
+
 // SysReoBaseline is reo built from another revision (--baseline), run
 // with the same flags as reo on every workload, so that a change to reo is
 // measured side by side with what it changes. Run only when named.
 const SysReoBaseline = "reo-baseline"
 
 // KnownSystems are AllSystems and those run only when named.
-var KnownSystems = append(slices.Clone(AllSystems), SysReoGroupSyncOff, SysReoGroupSync, SysReoBaseline)
+var KnownSystems = append(slices.Clone(AllSystems), SysPipeTxn, SysReoGroupSyncOff, SysReoGroupSync, SysReoBaseline)
 
 // IsReo reports whether sys runs cmd/reo.
 func IsReo(sys string) bool {

@@ -436,4 +436,22 @@ func TestLatencyWhy(t *testing.T) {
 			t.Errorf("with a markers wait, why lacks %q: %s", want, why)
 		}
 	}
+	if strings.Contains(why, "pipe-txn") {
+		t.Errorf("why names pipe-txn, which did not run: %s", why)
+	}
+
+	// With pipe-txn in the run, its latency (medians) stands next to reo's.
+	r = build(120)
+	for i, p99 := range []float64{80, 100} {
+		r.Results = append(r.Results, Result{System: SysPipeTxn, Workload: w, Repeat: i + 1, RecordsPerSec: 100, P50Ms: 25, P99Ms: p99, Verified: true})
+	}
+	why = ""
+	for _, tg := range r.Targets(w.Name) {
+		if tg.Name == "p99 vs pipe at the same rate" {
+			why = tg.Why
+		}
+	}
+	if want := "(pipe-txn) had p50 25.0 ms and p99 90.0 ms at this rate: 3.00× the pipe's p99, against reo's 4.00×"; !strings.Contains(why, want) {
+		t.Errorf("why lacks %q: %s", want, why)
+	}
 }

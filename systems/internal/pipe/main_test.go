@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// The pipe copies every record with and without transactions; with them,
+// the destination holds a commit marker per transaction after the records
+// (its end offset is past the records), without them none.
+func TestPipeCopiesInTransactionsOnlyWhenAsked(t *testing.T) {
+	for _, txn := range []bool{false, true} {
+		t.Run(fmt.Sprintf("txn=%v", txn), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			src, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "t"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer src.Close()
+			dst, err := kfake.NewCluster(kfake.NumBrokers(1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer dst.Close()
+
+			const n = 200
+			in, err := kgo.NewClient(kgo.SeedBrokers(src.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer in.Close()
+			for i := range n {
+				r := &kgo.Record{Topic: "t", Partition: int32(i % 2), Value: fmt.Appendf(nil, "v%d", i)}
+				if err := in.ProduceSync(ctx, r).FirstErr(); err != nil {
+					t.Fatal(err)
+				}
+			}
+
+			prodOpts := []kgo.Opt{}
+			if txn {
+				prodOpts = append(prodOpts, kgo.TransactionalID("pipe-test"), kgo.MetadataMinAge(100*time.Millisecond))
+			}
+			runCtx, stop := context.WithCancel(ctx)
+			done := make(chan error, 1)
+			go func() {
+				done <- run(runCtx, src.ListenAddrs(), dst.ListenAddrs(), "^t$", "g", txn, prodOpts, []kgo.Opt{kgo.FetchMaxWait(100 * time.Millisecond)})
+			}()
+
+			out, err := kgo.NewClient(kgo.SeedBrokers(dst.ListenAddrs()...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer out.Close()
+			adm := kadm.NewClient(out)
+			var ends, stable kadm.ListedOffsets
+			for {
+				stable, _ = adm.ListCommittedOffsets(ctx, "t")
+				ends, _ = adm.ListEndOffsets(ctx, "t")
+				var got int64
+				stable.Each(func(o kadm.ListedOffset) { got += o.Offset })
+				if ctx.Err() != nil {
+					t.Fatalf("the destination's stable offsets reached %d of %d records: %v", got, n, ctx.Err())
+				}
+				if got >= n && stable != nil {
+					break
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			stop()
+			if err := <-done; err != nil {
+				t.Fatalf("pipe: %v", err)
+			}
+
+			// Read back every committed record: all n, each once.
+			rd, err := kgo.NewClient(kgo.SeedBrokers(dst.ListenAddrs()...), kgo.ConsumeTopics("t"),
+				kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rd.Close()
+			seen := map[string]int{}
+			for len(seen) < n && ctx.Err() == nil {
+				rd.PollFetches(ctx).EachRecord(func(r *kgo.Record) { seen[string(r.Value)]++ })
+			}
+			for i := range n {
+				if c := seen[fmt.Sprintf("v%d", i)]; c != 1 {
+					t.Errorf("record v%d copied %d times", i, c)
+				}
+			}
+
+			markers := int64(0)
+			ends.Each(func(o kadm.ListedOffset) { markers += o.Offset })
+			markers -= n
+			if txn && markers == 0 {
+				t.Errorf("end offsets sum to the %d records: no transaction markers, the copy was not transactional", n)
+			}
+			if !txn && markers != 0 {
+				t.Errorf("end offsets are %d past the records without transactions", markers)
+			}
+		})
+	}
+}
