@@ -80,9 +80,13 @@ chaos: kafka
 bench-quick: kafka kafka-mm2
 	$(GO) run ./cmd/reo-bench --quick --out reports/bench-quick
 
-## bench: full plan (sizes, partitions, instances, reo commit interval / linger / in-flight), 3 interleaved runs each
+## bench: full plan (sizes, partitions, instances, reo commit interval / linger / in-flight), 3 interleaved runs each,
+## with pipe-txn (the pipe with a transaction per poll) next to the four systems; broker data on tmpfs (BENCH_DATA,
+## as bench-cost; BENCH_DATA= keeps them in the temp dir). About 2 hours; the committed report skips the reo-setting
+## experiments: --reo-commit-intervals "" --reo-commit-lingers "" --reo-max-inflight "" --reo-shards ""
+BENCH_DATA ?= /dev/shm
 bench: kafka kafka-mm2
-	$(GO) run ./cmd/reo-bench --out reports/bench-full
+	$(GO) run ./cmd/reo-bench --systems pipe,pipe-txn,reo,mm2,mm2-eos $(if $(BENCH_DATA),--broker-data $(BENCH_DATA)) --out reports/bench-full
 
 ## bench-geo: reo vs pipe vs MM2 vs MM2-eos across 40 and 100 ms links to the source and to the destination
 bench-geo: kafka kafka-mm2
