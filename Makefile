@@ -82,7 +82,7 @@ bench-quick: kafka kafka-mm2
 
 ## bench: full plan (sizes, partitions, instances, reo commit interval / linger / in-flight), 3 interleaved runs each,
 ## with pipe-txn (the pipe with a transaction per poll) next to the four systems; broker data on tmpfs (BENCH_DATA,
-## as bench-cost; BENCH_DATA= keeps them in the temp dir). About 2 hours; the committed report skips the reo-setting
+## as bench-cost; BENCH_DATA= keeps them in the temp dir). The committed report (1 h 48 min) skips the reo-setting
 ## experiments: --reo-commit-intervals "" --reo-commit-lingers "" --reo-max-inflight "" --reo-shards ""
 BENCH_DATA ?= /dev/shm
 bench: kafka kafka-mm2
