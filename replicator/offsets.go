@@ -29,7 +29,7 @@ const (
 // carries that broker's error, so a caller judges each partition by its
 // own result. The error is a *kadm.ShardErrors when some brokers failed
 // (partialOffsets keeps the answer), and nil offsets come back only when
-// nothing could be asked (the client is closed or ctx is done).
+// every broker failed and ctx is done.
 func listOffsets(ctx context.Context, cl *kgo.Client, parts []tp, kind int) (kadm.ListedOffsets, error) {
 	req := kmsg.NewPtrListOffsetsRequest()
 	req.TimeoutMillis = 15_000
