@@ -17,6 +17,7 @@ import (
 	"github.com/reo-kafka/reo/cluster"
 	"github.com/reo-kafka/reo/cluster/kafkatest"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -373,13 +374,25 @@ func TestContractThreeBrokers(t *testing.T) {
 					t.Errorf("partition %d has replicas %v, want 3", p.Partition, p.Replicas)
 				}
 			}
-			cfg, err := adm.DescribeTopicConfigs(ctx, topic)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rc, err := cfg.On(topic, nil)
-			if err != nil {
-				t.Fatal(err)
+			// DescribeConfigs goes to any broker, and one that has not yet
+			// applied the topic's creation answers UNKNOWN_TOPIC_OR_PARTITION
+			// with no configs: ask again until a broker knows it.
+			var rc kadm.ResourceConfig
+			for deadline := time.Now().Add(15 * time.Second); ; {
+				cfg, err := adm.DescribeTopicConfigs(ctx, topic)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if rc, err = cfg.On(topic, nil); err != nil {
+					t.Fatal(err)
+				}
+				if rc.Err == nil {
+					break
+				}
+				if !errors.Is(rc.Err, kerr.UnknownTopicOrPartition) || time.Now().After(deadline) {
+					t.Fatalf("describe configs of %s: %v", topic, rc.Err)
+				}
+				time.Sleep(100 * time.Millisecond)
 			}
 			var minISR string
 			for _, kv := range rc.Configs {

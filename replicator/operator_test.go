@@ -320,6 +320,89 @@ func TestCreateRefusedBlocksOnlyThatTopic(t *testing.T) {
 	}
 }
 
+// TestCreatedWithSourceConfigs proves that reo creates a destination topic
+// with the source topic's configs (compaction, retention), and that while
+// the source's configs cannot be read it creates nothing: the topic is
+// blocked and named on Health, not created with the cluster's defaults, and
+// is created with the right configs and copied once they can be read.
+func TestCreatedWithSourceConfigs(t *testing.T) {
+	src := newCluster(t, "src", 2, "plain")
+	dst := newCluster(t, "dst", 1)
+	createTopic(t, src, "events", 2, map[string]*string{
+		"cleanup.policy": kadm.StringPtr("compact"),
+		"retention.ms":   kadm.StringPtr("3600000"),
+	})
+	var refusing atomic.Bool
+	refusing.Store(true)
+	src.ControlKey(int16(kmsg.DescribeConfigs), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		src.KeepControl()
+		if !refusing.Load() {
+			return nil, nil, false
+		}
+		dr := req.(*kmsg.DescribeConfigsRequest)
+		resp := dr.ResponseKind().(*kmsg.DescribeConfigsResponse)
+		for _, r := range dr.Resources {
+			rr := kmsg.NewDescribeConfigsResponseResource()
+			rr.ResourceType, rr.ResourceName = r.ResourceType, r.ResourceName
+			rr.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			resp.Resources = append(resp.Resources, rr)
+		}
+		return resp, nil, true
+	})
+	produceNumbered(t, src, "plain", "p", 10, 2)
+	produceNumbered(t, src, "events", "e", 20, 2)
+	run := start(t, testConfig(src, dst, "plain|events"))
+	waitFor(t, 10*time.Second, func() string {
+		for _, r := range run.r.Health().Reasons {
+			if r.Topic == "events" && strings.Contains(r.Reason, "configs cannot be read") {
+				return ""
+			}
+		}
+		return fmt.Sprintf("Health does not name topic events: %+v", run.r.Health())
+	})
+	time.Sleep(time.Second) // a few refreshes while the configs stay unreadable
+	md, err := admin(t, dst).ListTopics(context.Background())
+	if err != nil {
+		t.Fatalf("list destination topics: %v", err)
+	}
+	if md.Has("events") {
+		t.Fatalf("destination topic events created while the source's configs could not be read")
+	}
+
+	refusing.Store(false)
+	waitFor(t, 30*time.Second, countIs(t, dst, "events", 20))
+	if d := sameContent(t, src, "events", dst, "events"); d != "" {
+		t.Fatal(d)
+	}
+	rcs, err := admin(t, dst).DescribeTopicConfigs(context.Background(), "events")
+	if err != nil {
+		t.Fatalf("describe destination configs: %v", err)
+	}
+	rc, err := rcs.On("events", nil)
+	if err == nil {
+		err = rc.Err
+	}
+	if err != nil {
+		t.Fatalf("describe destination configs of events: %v", err)
+	}
+	got := map[string]string{}
+	for _, c := range rc.Configs {
+		if c.Value != nil {
+			got[c.Key] = *c.Value
+		}
+	}
+	if got["cleanup.policy"] != "compact" || got["retention.ms"] != "3600000" {
+		t.Errorf("destination events has cleanup.policy=%q retention.ms=%q, want the source's compact and 3600000",
+			got["cleanup.policy"], got["retention.ms"])
+	}
+	waitFor(t, 10*time.Second, func() string {
+		if h := run.r.Health(); !h.Ready {
+			return fmt.Sprintf("not ready once the configs are read: %+v", h.Reasons)
+		}
+		return ""
+	})
+}
+
 // TestSameClusterLoopRefused proves that a same-cluster replication whose
 // selection matches its own copies (prefix naming, ".*") is refused before
 // anything is created: no copies, and none of reo's own topics.

@@ -476,15 +476,25 @@ func (r *Replicator) createDestTopics(ctx context.Context, srcs []string, parts 
 		return
 	}
 	for _, src := range srcs {
+		// Without the source's configs the destination would be created
+		// with the cluster's defaults (delete instead of compact, a
+		// smaller max.message.bytes), and reo never alters a topic it
+		// created: the topic waits, blocked, for the next refresh.
+		rc, err := rcs.On(src, nil)
+		if err == nil {
+			err = rc.Err
+		}
+		if err != nil {
+			blocked[src] = fmt.Sprintf("source topic configs cannot be read to create destination topic %s: %v", r.topics[src].dst, err)
+			continue
+		}
 		configs := map[string]*string{"message.timestamp.type": kadm.StringPtr("CreateTime")}
-		if rc, err := rcs.On(src, nil); err == nil && rc.Err == nil {
-			for _, c := range rc.Configs {
-				if c.Value == nil || !slices.Contains(copiedConfigs, c.Key) {
-					continue
-				}
-				if c.Key == "max.message.bytes" || c.Source == kmsg.ConfigSourceDynamicTopicConfig {
-					configs[c.Key] = kadm.StringPtr(*c.Value)
-				}
+		for _, c := range rc.Configs {
+			if c.Value == nil || !slices.Contains(copiedConfigs, c.Key) {
+				continue
+			}
+			if c.Key == "max.message.bytes" || c.Source == kmsg.ConfigSourceDynamicTopicConfig {
+				configs[c.Key] = kadm.StringPtr(*c.Value)
 			}
 		}
 		dst := r.topics[src].dst
