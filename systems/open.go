@@ -7,7 +7,7 @@ import (
 )
 
 // Names lists the system names Open knows, for flags' help.
-const Names = "reo, reo+<build tag>, pipe, pipe-txn, mm2, mm2-eos, mutant:<mode>, cmd:<program and arguments>"
+const Names = "reo, reo+<build tag>, pipe, pipe-flush, pipe-txn, mm2, mm2-eos, mutant:<mode>, cmd:<program and arguments>"
 
 // OpenOptions is what Open may need: the repository to build from, a
 // directory for binaries (removed by the caller), MirrorMaker 2's jars.
@@ -23,6 +23,7 @@ type OpenOptions struct {
 //	reo              cmd/reo built from Root, with the harness's settings (HarnessFlags)
 //	reo+TAG          the same built with a build tag (reo's mutants)
 //	pipe             the at-least-once pipe
+//	pipe-flush       the pipe waiting for each poll's records, then marking them at once
 //	pipe-txn         the pipe with one destination transaction per poll
 //	mm2, mm2-eos     MirrorMaker 2, at-least-once or exactly-once
 //	mutant:MODE      the scenarios suite's broken copy loop in MODE
@@ -38,9 +39,9 @@ func Open(ctx context.Context, name string, o OpenOptions) (System, error) {
 		tag := strings.TrimPrefix(name, "reo+")
 		bin, err := Build(ctx, o.Root, o.BinDir, "./cmd/reo", "reo-"+tag, tag)
 		return Reo{Bin: bin, Flags: HarnessFlags(), Label: name}, err
-	case name == "pipe" || name == "pipe-txn":
+	case name == "pipe" || name == "pipe-flush" || name == "pipe-txn":
 		bin, err := BuildPipe(ctx, o.Root, o.BinDir)
-		return Pipe{Bin: bin, Txn: name == "pipe-txn"}, err
+		return Pipe{Bin: bin, Txn: name == "pipe-txn", FlushPerPoll: name == "pipe-flush"}, err
 	case name == "mm2" || name == "mm2-eos":
 		in, err := LocateMM2(ctx, o.MM2Libs, o.Logf)
 		return MM2{Install: in, EOS: name == "mm2-eos"}, err

@@ -12,13 +12,16 @@ import (
 
 // Pipe is the at-least-once baseline (systems/internal/pipe): a plain
 // consume→produce loop in a consumer group, no transactions. BuildPipe
-// makes Bin. Tuning's zero value runs franz-go's defaults. With Txn
-// (pipe-txn) each poll's records go to the destination in one
-// transaction: still at-least-once, it measures what transactions cost.
+// makes Bin. Tuning's zero value runs franz-go's defaults. The pipe marks
+// each record from its produce callback; with FlushPerPoll (pipe-flush) it
+// waits for a poll's records and marks them at once; with Txn (pipe-txn)
+// it also puts each poll's records in one destination transaction: still
+// at-least-once, pipe-txn against pipe-flush is what transactions cost.
 type Pipe struct {
-	Bin    string
-	Tuning PipeTuning
-	Txn    bool
+	Bin          string
+	Tuning       PipeTuning
+	Txn          bool
+	FlushPerPoll bool
 }
 
 // PipeTuning is the pipe's client settings (the flags of the same
@@ -26,8 +29,11 @@ type Pipe struct {
 type PipeTuning = kgotuning.Settings
 
 func (p Pipe) Name() string {
-	if p.Txn {
+	switch {
+	case p.Txn:
 		return "pipe-txn"
+	case p.FlushPerPoll:
+		return "pipe-flush"
 	}
 	return "pipe"
 }
@@ -46,6 +52,8 @@ func (p Pipe) Cmd(rep Replication, slot int) (Cmd, error) {
 	if p.Txn {
 		// One id per slot: a restarted slot fences its previous self.
 		args = append(args, "--transactional-id", fmt.Sprintf("%s-%d", rep.Name, slot))
+	} else if p.FlushPerPoll {
+		args = append(args, "--flush-per-poll")
 	}
 	return Cmd{Path: p.Bin, Args: append(args, p.Tuning.Args()...)}, nil
 }

@@ -288,6 +288,19 @@ func TestPipeTuning(t *testing.T) {
 	if got, _ := flagValue(c.Args, "--transactional-id"); got != "r1-2" {
 		t.Errorf("pipe-txn slot 2: --transactional-id %q, want r1-2 (one per slot)", got)
 	}
+	if slices.Contains(c.Args, "--flush-per-poll") {
+		t.Error("pipe-txn is given --flush-per-poll (its commit already waits for the poll)")
+	}
+	fl := systems.Pipe{Bin: "/bin/pipe", FlushPerPoll: true}
+	if fl.Name() != "pipe-flush" {
+		t.Errorf("Name() = %q, want pipe-flush", fl.Name())
+	}
+	if c, _ = fl.Cmd(rep(t), 0); !slices.Contains(c.Args, "--flush-per-poll") || slices.Contains(c.Args, "--transactional-id") {
+		t.Errorf("pipe-flush args %q, want --flush-per-poll and no transactional id", c.Args)
+	}
+	if c, _ = (systems.Pipe{Bin: "/bin/pipe"}).Cmd(rep(t), 0); slices.Contains(c.Args, "--flush-per-poll") {
+		t.Errorf("the plain pipe is given --flush-per-poll: %q", c.Args)
+	}
 	if got, _ := flagValue(systems.PipeTuning{NoLinger: true}.Args(), "--linger"); got != "0s" {
 		t.Errorf("NoLinger gives --linger %q, want 0s", got)
 	}

@@ -6,7 +6,10 @@
 // topic and partition number of the destination with its key, value,
 // headers and timestamp, and marks a record's offset for commit only once
 // its produce is acknowledged: at-least-once, duplicates only after a
-// crash. A destination topic is created with its source's partition count
+// crash. By default each record is marked from its produce callback, so
+// polling goes on while earlier records are produced; with --flush-per-poll
+// a poll's records are produced, waited for together (Flush), and marked in
+// one call, the loop pipe-txn runs without the transaction. A destination topic is created with its source's partition count
 // when missing, and grown when the source grew.
 //
 //	pipe --source-bootstrap H:P --dest-bootstrap H:P --topics REGEX --group G [tuning flags]
@@ -57,6 +60,7 @@ func main() {
 	group := fs.String("group", "", "consumer group on the source cluster")
 	clientID := fs.String("client-id", "reo-pipe", "client id of the pipe's clients")
 	txnID := fs.String("transactional-id", "", "produce each poll's records in one destination transaction with this id (at-least-once still: see the package doc)")
+	perPoll := fs.Bool("flush-per-poll", false, "wait for each poll's records to be produced, then mark their offsets at once (default: mark each record from its produce callback)")
 	var t kgotuning.Settings
 	t.Register(fs)
 	if err := fs.Parse(os.Args[1:]); err != nil {
@@ -66,15 +70,13 @@ func main() {
 		fmt.Fprintf(os.Stderr, "pipe: %v\n", err)
 		os.Exit(2)
 	}
-	prodOpts := append([]kgo.Opt{kgo.ClientID(*clientID)}, t.ProducerOpts()...)
-	if *txnID != "" {
-		prodOpts = append(prodOpts, kgo.TransactionalID(*txnID),
-			// Under KIP-890 a transaction's first produce is refused
-			// (CONCURRENT_TRANSACTIONS) while the previous one's markers
-			// are being written, and kgo retries it after a metadata
-			// refresh, at most once per MetadataMinAge (5 s by default):
-			// every poll would stall for seconds.
-			kgo.MetadataMinAge(100*time.Millisecond))
+	prodOpts := append(append([]kgo.Opt{kgo.ClientID(*clientID)}, t.ProducerOpts()...), txnOpts(*txnID)...)
+	mode := markRecord
+	switch {
+	case *txnID != "":
+		mode = markTxn
+	case *perPoll:
+		mode = markPoll
 	}
 	consOpts := append([]kgo.Opt{kgo.ClientID(*clientID)}, t.ConsumerOpts()...)
 	if *src == "" || *dst == "" || *topics == "" || *group == "" {
@@ -83,11 +85,35 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	if err := run(ctx, strings.Split(*src, ","), strings.Split(*dst, ","), *topics, *group, *txnID != "", prodOpts, consOpts); err != nil {
+	if err := run(ctx, strings.Split(*src, ","), strings.Split(*dst, ","), *topics, *group, mode, prodOpts, consOpts); err != nil {
 		fmt.Fprintf(os.Stderr, "pipe: %v\n", err)
 		os.Exit(1)
 	}
 }
+
+// txnOpts are the producer's options for transactional id id; none
+// for "".
+func txnOpts(id string) []kgo.Opt {
+	if id == "" {
+		return nil
+	}
+	return []kgo.Opt{kgo.TransactionalID(id),
+		// Under KIP-890 a transaction's first produce is refused
+		// (CONCURRENT_TRANSACTIONS) while the previous one's markers are
+		// being written, and kgo retries it after a metadata refresh, at
+		// most once per MetadataMinAge (5 s by default): every poll would
+		// stall for seconds.
+		kgo.MetadataMinAge(100 * time.Millisecond)}
+}
+
+// markMode is when the pipe marks a copied record's offset for commit.
+type markMode int
+
+const (
+	markRecord markMode = iota // from the record's produce callback
+	markPoll                   // a poll's records at once, after a Flush
+	markTxn                    // a poll's records at once, after their transaction commits
+)
 
 // destTopics creates and grows destination topics to their source's
 // partition count, once per topic and count.
@@ -133,7 +159,8 @@ func (d *destTopics) ensure(ctx context.Context, topic string, partition int32) 
 	return ctx.Err()
 }
 
-func run(ctx context.Context, src, dst []string, topics, group string, txn bool, prodOpts, consOpts []kgo.Opt) error {
+func run(ctx context.Context, src, dst []string, topics, group string, mode markMode, prodOpts, consOpts []kgo.Opt) error {
+	txn := mode == markTxn
 	prod, err := kgo.NewClient(append([]kgo.Opt{
 		kgo.SeedBrokers(dst...),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
@@ -176,11 +203,25 @@ func run(ctx context.Context, src, dst []string, topics, group string, txn bool,
 	// Produces use a context SIGTERM does not cancel, so a graceful stop
 	// delivers what it polled instead of failing it.
 	work := context.WithoutCancel(ctx)
-	errs := make(chan error, 1)
+	// A failed produce ends the poll it may be waiting in (records are
+	// produced while the next poll waits for data), so the pipe stops at
+	// once instead of when the source next has records.
+	pollCtx, failed := context.WithCancelCause(ctx)
+	defer failed(nil)
+	produceErr := func() error {
+		if ctx.Err() == nil && pollCtx.Err() != nil {
+			return context.Cause(pollCtx)
+		}
+		return nil
+	}
 	for ctx.Err() == nil {
-		fs := cons.PollFetches(ctx)
+		fs := cons.PollFetches(pollCtx)
 		if fs.IsClientClosed() {
 			break
+		}
+		if err := produceErr(); err != nil {
+			cons.AllowRebalance()
+			return err
 		}
 		var ferr error
 		fs.EachError(func(t string, p int32, err error) {
@@ -192,7 +233,7 @@ func run(ctx context.Context, src, dst []string, topics, group string, txn bool,
 			cons.AllowRebalance()
 			return ferr
 		}
-		var polled []*kgo.Record // in a transaction: marked once it commits
+		var polled []*kgo.Record // marked at once, unless markRecord
 		if txn && !fs.Empty() {
 			if err := prod.BeginTransaction(); err != nil {
 				cons.AllowRebalance()
@@ -213,37 +254,38 @@ func run(ctx context.Context, src, dst []string, topics, group string, txn bool,
 				}
 				prod.Produce(work, out, func(_ *kgo.Record, err error) {
 					if err != nil {
-						select {
-						case errs <- fmt.Errorf("produce to %s[%d]: %w", out.Topic, out.Partition, err):
-						default:
-						}
+						failed(fmt.Errorf("produce to %s[%d]: %w", out.Topic, out.Partition, err))
 						return
 					}
-					if !txn {
+					if mode == markRecord {
 						cons.MarkCommitRecords(r)
 					}
 				})
-				if txn {
+				if mode != markRecord {
 					polled = append(polled, r)
 				}
 			}
 		})
-		if txn && !fs.Empty() && ferr == nil {
-			ferr = commit(work, prod)
+		if len(polled) > 0 && ferr == nil {
+			if txn {
+				ferr = commit(work, prod)
+			} else {
+				if ferr = prod.Flush(work); ferr == nil {
+					// Flush does not fail on a failed record: never
+					// mark a poll with one.
+					ferr = produceErr()
+				}
+			}
 			if ferr == nil {
 				cons.MarkCommitRecords(polled...)
 			}
 		}
 		cons.AllowRebalance()
+		if ferr == nil {
+			ferr = produceErr()
+		}
 		if ferr != nil && ctx.Err() == nil {
 			return ferr
-		}
-		select {
-		case err := <-errs:
-			if ctx.Err() == nil {
-				return err
-			}
-		default:
 		}
 	}
 	// Stopping: wait for the produces in flight, then commit their marks.

@@ -2,21 +2,27 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// The pipe copies every record with and without transactions; with them,
-// the destination holds a commit marker per transaction after the records
-// (its end offset is past the records), without them none.
+var modeNames = map[markMode]string{markRecord: "record", markPoll: "poll", markTxn: "txn"}
+
+// The pipe copies every record in each of its modes; in transactions, the
+// destination holds a commit marker per transaction after the records (its
+// end offset is past the records), without them none.
 func TestPipeCopiesInTransactionsOnlyWhenAsked(t *testing.T) {
-	for _, txn := range []bool{false, true} {
-		t.Run(fmt.Sprintf("txn=%v", txn), func(t *testing.T) {
+	for _, mode := range []markMode{markRecord, markPoll, markTxn} {
+		txn := mode == markTxn
+		t.Run(modeNames[mode], func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			src, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "t"))
@@ -43,14 +49,14 @@ func TestPipeCopiesInTransactionsOnlyWhenAsked(t *testing.T) {
 				}
 			}
 
-			prodOpts := []kgo.Opt{}
+			var prodOpts []kgo.Opt
 			if txn {
-				prodOpts = append(prodOpts, kgo.TransactionalID("pipe-test"), kgo.MetadataMinAge(100*time.Millisecond))
+				prodOpts = txnOpts("pipe-test")
 			}
 			runCtx, stop := context.WithCancel(ctx)
 			done := make(chan error, 1)
 			go func() {
-				done <- run(runCtx, src.ListenAddrs(), dst.ListenAddrs(), "^t$", "g", txn, prodOpts, []kgo.Opt{kgo.FetchMaxWait(100 * time.Millisecond)})
+				done <- run(runCtx, src.ListenAddrs(), dst.ListenAddrs(), "^t$", "g", mode, prodOpts, []kgo.Opt{kgo.FetchMaxWait(100 * time.Millisecond)})
 			}()
 
 			out, err := kgo.NewClient(kgo.SeedBrokers(dst.ListenAddrs()...))
@@ -103,6 +109,67 @@ func TestPipeCopiesInTransactionsOnlyWhenAsked(t *testing.T) {
 			}
 			if !txn && markers != 0 {
 				t.Errorf("end offsets are %d past the records without transactions", markers)
+			}
+		})
+	}
+}
+
+// A record the destination refuses is never marked: the pipe stops with
+// the produce error and the source group's committed offsets stay below
+// the refused records, in each mode.
+func TestPipeMarksNoRefusedRecord(t *testing.T) {
+	for _, mode := range []markMode{markRecord, markPoll} {
+		t.Run(modeNames[mode], func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			src, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer src.Close()
+			dst, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer dst.Close()
+			dst.ControlKey(int16(kmsg.Produce), func(req kmsg.Request) (kmsg.Response, error, bool) {
+				dst.KeepControl()
+				pr := req.(*kmsg.ProduceRequest)
+				resp := pr.ResponseKind().(*kmsg.ProduceResponse)
+				for _, rt := range pr.Topics {
+					st := kmsg.NewProduceResponseTopic()
+					st.Topic, st.TopicID = rt.Topic, rt.TopicID
+					for _, rp := range rt.Partitions {
+						sp := kmsg.NewProduceResponseTopicPartition()
+						sp.Partition = rp.Partition
+						sp.ErrorCode = kerr.InvalidRecord.Code
+						st.Partitions = append(st.Partitions, sp)
+					}
+					resp.Topics = append(resp.Topics, st)
+				}
+				return resp, nil, true
+			})
+
+			in, err := kgo.NewClient(kgo.SeedBrokers(src.ListenAddrs()...), kgo.DefaultProduceTopic("t"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer in.Close()
+			for i := range 50 {
+				if err := in.ProduceSync(ctx, kgo.StringRecord(fmt.Sprintf("v%d", i))).FirstErr(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			err = run(ctx, src.ListenAddrs(), dst.ListenAddrs(), "^t$", "g", mode, nil, []kgo.Opt{kgo.FetchMaxWait(100 * time.Millisecond)})
+			if err == nil || !errors.Is(err, kerr.InvalidRecord) {
+				t.Fatalf("pipe returned %v, want the destination's INVALID_RECORD", err)
+			}
+			offs, err := kadm.NewClient(in).FetchOffsets(ctx, "g")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o, ok := offs.Lookup("t", 0); ok && o.At > 0 {
+				t.Errorf("group g committed offset %d on t[0], though the destination refused every record", o.At)
 			}
 		})
 	}

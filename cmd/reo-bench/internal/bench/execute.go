@@ -36,7 +36,9 @@ func Execute(ctx context.Context, cfg *Config, command string, stderr io.Writer)
 	if !cfg.failoverMode {
 		rep.Repeats = cfg.repeats
 	}
-	usesPipe := slices.Contains(cfg.systems, report.SysPipe) || slices.Contains(cfg.systems, report.SysPipeTxn)
+	usesPipe := slices.ContainsFunc(cfg.systems, func(s string) bool {
+		return s == report.SysPipe || s == report.SysPipeFlush || s == report.SysPipeTxn
+	})
 	if usesPipe && !cfg.pipeDefaults {
 		rep.PipeTuning = pipeTuning.Args()
 	}

@@ -186,8 +186,8 @@ func (b *bench) system(name string, wl report.Workload) (systems.System, error) 
 		return systems.Reo{Bin: b.reoBin, Flags: b.reoFlags(wl)}, nil
 	case report.SysReoBaseline:
 		return systems.Reo{Bin: b.baselineBin, Flags: b.reoFlags(wl), Label: name}, nil
-	case report.SysPipe, report.SysPipeTxn:
-		p := systems.Pipe{Bin: b.pipeBin, Txn: name == report.SysPipeTxn}
+	case report.SysPipe, report.SysPipeFlush, report.SysPipeTxn:
+		p := systems.Pipe{Bin: b.pipeBin, Txn: name == report.SysPipeTxn, FlushPerPoll: name == report.SysPipeFlush}
 		if !b.cfg.pipeDefaults {
 			p.Tuning = pipeTuning
 		}

@@ -39,13 +39,19 @@ const (
 // when named.
 const SysPipeTxn = "pipe-txn"
 
+// SysPipeFlush is the pipe waiting for each poll's records to be produced
+// and marking their offsets at once, instead of marking each record from
+// its produce callback: pipe-txn's loop without the transaction, so that
+// the two differ in the transaction alone. Run only when named.
+const SysPipeFlush = "pipe-flush"
+
 // SysReoBaseline is reo built from another revision (--baseline), run
 // with the same flags as reo on every workload, so that a change to reo is
 // measured side by side with what it changes. Run only when named.
 const SysReoBaseline = "reo-baseline"
 
 // KnownSystems are AllSystems and those run only when named.
-var KnownSystems = append(slices.Clone(AllSystems), SysPipeTxn, SysReoGroupSyncOff, SysReoGroupSync, SysReoBaseline)
+var KnownSystems = append(slices.Clone(AllSystems), SysPipeFlush, SysPipeTxn, SysReoGroupSyncOff, SysReoGroupSync, SysReoBaseline)
 
 // IsReo reports whether sys runs cmd/reo.
 func IsReo(sys string) bool {

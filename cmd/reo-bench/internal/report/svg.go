@@ -13,7 +13,7 @@ import (
 // browser and on GitHub.
 
 var systemColor = map[string]string{
-	SysPipe: "#8c8c8c", SysPipeTxn: "#17becf", SysReo: "#d62728", SysMM2: "#1f77b4", SysMM2EOS: "#ff7f0e",
+	SysPipe: "#8c8c8c", SysPipeTxn: "#17becf", SysPipeFlush: "#bcbd22", SysReo: "#d62728", SysMM2: "#1f77b4", SysMM2EOS: "#ff7f0e",
 	SysReoGroupSyncOff: "#9467bd", SysReoGroupSync: "#2ca02c", SysReoBaseline: "#e377c2",
 }
 
