@@ -31,7 +31,9 @@
 // ids.
 //
 // It runs until SIGTERM or SIGINT (then waits for the produces in flight,
-// commits and exits 0) and exits 1 on an error it cannot retry.
+// commits and exits 0, within about 12 s even when the destination does
+// not answer: exit 1 then, nothing undelivered marked) and exits 1 on an
+// error it cannot retry.
 package main
 
 import (
@@ -189,7 +191,10 @@ func run(ctx context.Context, src, dst []string, topics, group string, mode mark
 		kgo.BlockRebalanceOnPoll(),
 		// Before a partition moves, wait for what was produced from it
 		// and commit the marks, so the new owner does not copy it again.
+		// Bounded: leaving the group on stop waits for this callback.
 		kgo.OnPartitionsRevoked(func(ctx context.Context, cl *kgo.Client, _ map[string][]int32) {
+			ctx, cancel := context.WithTimeout(ctx, revokeBudget)
+			defer cancel()
 			if err := prod.Flush(ctx); err == nil {
 				_ = cl.CommitMarkedOffsets(ctx)
 			}
@@ -200,9 +205,13 @@ func run(ctx context.Context, src, dst []string, topics, group string, mode mark
 	}
 	defer cons.Close()
 
-	// Produces use a context SIGTERM does not cancel, so a graceful stop
-	// delivers what it polled instead of failing it.
-	work := context.WithoutCancel(ctx)
+	// Produces use a context SIGTERM cancels only stopBudget later, so a
+	// graceful stop delivers what it polled instead of failing it, and a
+	// destination that does not answer cannot hold the stop.
+	work, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelWork()
+	stopTimer := context.AfterFunc(ctx, func() { time.AfterFunc(stopBudget, cancelWork) })
+	defer stopTimer()
 	// A failed produce ends the poll it may be waiting in (records are
 	// produced while the next poll waits for data), so the pipe stops at
 	// once instead of when the source next has records.
@@ -288,17 +297,30 @@ func run(ctx context.Context, src, dst []string, topics, group string, mode mark
 			return ferr
 		}
 	}
-	// Stopping: wait for the produces in flight, then commit their marks.
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := prod.Flush(sctx); err != nil {
+	// Stopping: wait for the produces in flight, commit their marks, and
+	// leave the group, each bounded so that the pipe exits within about
+	// stopBudget+commitBudget+leaveBudget+revokeBudget (12 s) of SIGTERM.
+	if err := prod.Flush(work); err != nil {
 		return fmt.Errorf("flush on stop: %w", err)
 	}
-	if err := cons.CommitMarkedOffsets(sctx); err != nil {
+	cctx, cancel := context.WithTimeout(context.Background(), commitBudget)
+	defer cancel()
+	if err := cons.CommitMarkedOffsets(cctx); err != nil {
 		return fmt.Errorf("commit on stop: %w", err)
 	}
+	lctx, lcancel := context.WithTimeout(context.Background(), leaveBudget)
+	defer lcancel()
+	_ = cons.LeaveGroupContext(lctx)
 	return nil
 }
+
+// How long each step of a stop may take.
+const (
+	stopBudget   = 5 * time.Second // produces and transactions in flight
+	commitBudget = 2 * time.Second // the last offsets
+	leaveBudget  = 2 * time.Second // leaving the group
+	revokeBudget = 3 * time.Second // a revocation's flush and commit
+)
 
 // commit flushes the transaction's records and commits it; a failed
 // transaction is aborted and reported (its records are not marked, so a

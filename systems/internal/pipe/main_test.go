@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -170,6 +171,79 @@ func TestPipeMarksNoRefusedRecord(t *testing.T) {
 			}
 			if o, ok := offs.Lookup("t", 0); ok && o.At > 0 {
 				t.Errorf("group g committed offset %d on t[0], though the destination refused every record", o.At)
+			}
+		})
+	}
+}
+
+// A stop (SIGTERM) ends the pipe within its stop budgets even when the
+// destination stops answering with records in flight, and commits no
+// offset of a record it did not deliver.
+func TestPipeStopsWhenTheDestinationHangs(t *testing.T) {
+	for _, mode := range []markMode{markRecord, markPoll, markTxn} {
+		t.Run(modeNames[mode], func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			src, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer src.Close()
+			dst, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer dst.Close()
+			hung, release := make(chan struct{}), make(chan struct{})
+			defer close(release) // before dst.Close: the cluster waits for this handler
+			var once sync.Once
+			dst.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
+				dst.KeepControl()
+				once.Do(func() { close(hung) })
+				<-release
+				return nil, nil, false
+			})
+
+			in, err := kgo.NewClient(kgo.SeedBrokers(src.ListenAddrs()...), kgo.DefaultProduceTopic("t"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer in.Close()
+			for i := range 50 {
+				if err := in.ProduceSync(ctx, kgo.StringRecord(fmt.Sprintf("v%d", i))).FirstErr(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var prodOpts []kgo.Opt
+			if mode == markTxn {
+				prodOpts = txnOpts("pipe-test")
+			}
+			runCtx, stop := context.WithCancel(ctx)
+			done := make(chan error, 1)
+			go func() {
+				done <- run(runCtx, src.ListenAddrs(), dst.ListenAddrs(), "^t$", "g", mode, prodOpts, []kgo.Opt{kgo.FetchMaxWait(100 * time.Millisecond)})
+			}()
+			select {
+			case <-hung:
+			case err := <-done:
+				t.Fatalf("pipe ended before it produced: %v", err)
+			case <-ctx.Done():
+				t.Fatal("the pipe never produced")
+			}
+			stop()
+			const bound = 15 * time.Second // the harness's clean stop: exit within 15 s of SIGTERM
+			select {
+			case err := <-done:
+				t.Logf("pipe stopped: %v", err)
+			case <-time.After(bound):
+				t.Fatalf("pipe still running %v after the stop with the destination hung", bound)
+			}
+			offs, err := kadm.NewClient(in).FetchOffsets(ctx, "g")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o, ok := offs.Lookup("t", 0); ok && o.At > 0 {
+				t.Errorf("group g committed offset %d on t[0], though no record reached the destination", o.At)
 			}
 		})
 	}
