@@ -3,6 +3,7 @@ package systems
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -22,6 +23,9 @@ type Pipe struct {
 	Tuning       PipeTuning
 	Txn          bool
 	FlushPerPoll bool
+	// CPUProfileDir, when set, has each instance write a CPU profile of
+	// its run to <dir>/<replication>-<name>-<slot>-cpu.pprof at exit.
+	CPUProfileDir string
 }
 
 // PipeTuning is the pipe's client settings (the flags of the same
@@ -54,6 +58,9 @@ func (p Pipe) Cmd(rep Replication, slot int) (Cmd, error) {
 		args = append(args, "--transactional-id", fmt.Sprintf("%s-%d", rep.Name, slot))
 	} else if p.FlushPerPoll {
 		args = append(args, "--flush-per-poll")
+	}
+	if p.CPUProfileDir != "" {
+		args = append(args, "--cpuprofile", filepath.Join(p.CPUProfileDir, fmt.Sprintf("%s-%s-%d-cpu.pprof", rep.Name, p.Name(), slot)))
 	}
 	return Cmd{Path: p.Bin, Args: append(args, p.Tuning.Args()...)}, nil
 }

@@ -301,6 +301,13 @@ func TestPipeTuning(t *testing.T) {
 	if c, _ = (systems.Pipe{Bin: "/bin/pipe"}).Cmd(rep(t), 0); slices.Contains(c.Args, "--flush-per-poll") {
 		t.Errorf("the plain pipe is given --flush-per-poll: %q", c.Args)
 	}
+	c, _ = systems.Pipe{Bin: "/bin/pipe", Txn: true, CPUProfileDir: "/p"}.Cmd(rep(t), 1)
+	if got, _ := flagValue(c.Args, "--cpuprofile"); got != "/p/r1-pipe-txn-1-cpu.pprof" {
+		t.Errorf("--cpuprofile %q, want one file per replication, system and slot", got)
+	}
+	if c, _ = (systems.Pipe{Bin: "/bin/pipe"}).Cmd(rep(t), 0); slices.Contains(c.Args, "--cpuprofile") {
+		t.Errorf("a pipe without CPUProfileDir is given --cpuprofile: %q", c.Args)
+	}
 	if got, _ := flagValue(systems.PipeTuning{NoLinger: true}.Args(), "--linger"); got != "0s" {
 		t.Errorf("NoLinger gives --linger %q, want 0s", got)
 	}

@@ -19,6 +19,7 @@
 // --fetch-max-bytes, --fetch-max-partition-bytes, --fetch-max-wait; see
 // internal/kgotuning) set the franz-go client options of the same names;
 // unset, franz-go's defaults apply. --client-id names its clients (default reo-pipe).
+// --cpuprofile FILE writes a CPU profile of the run at exit.
 //
 // With --transactional-id ID (reo-bench's pipe-txn) each poll's records go
 // to the destination in one transaction with that id, committed before
@@ -43,6 +44,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"syscall"
@@ -62,6 +64,7 @@ func main() {
 	group := fs.String("group", "", "consumer group on the source cluster")
 	clientID := fs.String("client-id", "reo-pipe", "client id of the pipe's clients")
 	txnID := fs.String("transactional-id", "", "produce each poll's records in one destination transaction with this id (at-least-once still: see the package doc)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file at exit")
 	perPoll := fs.Bool("flush-per-poll", false, "wait for each poll's records to be produced, then mark their offsets at once (default: mark each record from its produce callback)")
 	var t kgotuning.Settings
 	t.Register(fs)
@@ -87,8 +90,21 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "pipe: --cpuprofile: %v\n", err)
+			os.Exit(2)
+		}
+		defer f.Close()
+		defer pprof.StopCPUProfile()
+	}
 	if err := run(ctx, strings.Split(*src, ","), strings.Split(*dst, ","), *topics, *group, mode, prodOpts, consOpts); err != nil {
 		fmt.Fprintf(os.Stderr, "pipe: %v\n", err)
+		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 }

@@ -58,6 +58,9 @@ type Config struct {
 	costCurve bool
 	// pipeDefaults runs the pipe with franz-go's defaults, not tuned.
 	pipeDefaults bool
+	// pipePprof has every pipe instance write a CPU profile under
+	// DIR/profiles.
+	pipePprof bool
 	// brokerData is where the local brokers keep their files ("": the
 	// system temp dir).
 	brokerData string
@@ -169,6 +172,7 @@ func ParseConfig(args []string, stderr io.Writer) (*Config, error) {
 	costTopics := fs.String("cost-topics", "1000x3", "the cost curve's many-topics point: TOPICSxPARTITIONS (empty: none)")
 	fs.IntVar(&c.watchMinBytes, "watch-min-bytes", 1<<20, "fetch min bytes of the read_committed consumer that counts a saturation run's records in the destination (it waits at most 100 ms for them; 1: a fetch answered at every append, as reports before 2026-12-02 did; the latency runs' consumer always uses 1)")
 	fs.BoolVar(&c.pipeDefaults, "pipe-defaults", false, "run the pipe with franz-go's defaults instead of reo-bench's tuned settings")
+	fs.BoolVar(&c.pipePprof, "pipe-pprof", false, "have every pipe, pipe-flush and pipe-txn process write a CPU profile of its whole run under DIR/profiles")
 	sizes := fs.String("sizes", "1024,100,16384", "record value sizes in bytes; the first is the base")
 	parts := fs.String("partitions", "12,1,48", "partition counts; the first is the base")
 	insts := fs.String("instances", "1,2,3", "replicator instance counts; the first is the base")

@@ -191,6 +191,12 @@ func (b *bench) system(name string, wl report.Workload) (systems.System, error) 
 		if !b.cfg.pipeDefaults {
 			p.Tuning = pipeTuning
 		}
+		if b.cfg.pipePprof {
+			p.CPUProfileDir = filepath.Join(b.cfg.out, "profiles")
+			if err := os.MkdirAll(p.CPUProfileDir, 0o755); err != nil {
+				return nil, err
+			}
+		}
 		return p, nil
 	case report.SysMM2, report.SysMM2EOS:
 		if b.mm2 == nil {
