@@ -124,11 +124,12 @@ func TestReportFiles(t *testing.T) {
 	}
 }
 
-// TestTargetsAgainstTheBetterPipe proves that with pipe-flush and pipe-txn
-// in the run each "vs pipe" goal is judged against the best at-least-once
-// pipe for that figure (the fastest, the lowest p99, the cheapest), that
-// Want names the one it was, and that the plain pipe is the reference when
-// it is the better one.
+// TestTargetsAgainstTheBetterPipe proves that with pipe-flush in the run
+// each "vs pipe" goal is judged against the better of pipe and pipe-flush
+// for that figure (the faster, the lower p99, the cheaper), that Want
+// names the one it was, that pipe-txn is never the reference however its
+// figures compare, and that the plain pipe is the reference when it is the
+// better one.
 func TestTargetsAgainstTheBetterPipe(t *testing.T) {
 	r := sampleReport()
 	base := r.Results[0].Workload
@@ -137,9 +138,10 @@ func TestTargetsAgainstTheBetterPipe(t *testing.T) {
 	// pipe, but with a higher p99 (60 ms against 30).
 	r.Results = append(r.Results, Result{System: SysPipeFlush, Workload: base, RecordsPerSec: 190_000, P50Ms: 20, P99Ms: 60,
 		CPUSecondsPerGB: 5, Verified: true, Latency: []Percentile{{99, 60}}, LatencySamples: 10})
-	// pipe-txn: cheaper still (4 s/GB), slower (150k) and later (90 ms).
-	r.Results = append(r.Results, Result{System: SysPipeTxn, Workload: base, RecordsPerSec: 150_000, P50Ms: 30, P99Ms: 90,
-		CPUSecondsPerGB: 4, Verified: true, Latency: []Percentile{{99, 90}}, LatencySamples: 10})
+	// pipe-txn: faster (300k), cheaper (4 s/GB) and sooner (20 ms) than
+	// both, but never the reference.
+	r.Results = append(r.Results, Result{System: SysPipeTxn, Workload: base, RecordsPerSec: 300_000, P50Ms: 10, P99Ms: 20,
+		CPUSecondsPerGB: 4, Verified: true, Latency: []Percentile{{99, 20}}, LatencySamples: 10})
 	got := map[string]Target{}
 	for _, g := range r.Targets(base.Name) {
 		got[g.Name] = g
@@ -147,7 +149,7 @@ func TestTargetsAgainstTheBetterPipe(t *testing.T) {
 	for name, want := range map[string]struct{ want, got string }{
 		"throughput vs pipe":           {"≥ 0.9× pipe-flush", "0.50×"},
 		"p99 vs pipe at the same rate": {"≤ 2.0× pipe", "8.00×"},
-		"CPU s/GB vs pipe":             {"≤ 1.2× pipe-txn", "2.75×"},
+		"CPU s/GB vs pipe":             {"≤ 1.2× pipe-flush", "2.20×"},
 	} {
 		if g := got[name]; g.Want != want.want || g.Got != want.got || g.Met {
 			t.Errorf("goal %q: %+v; want %s, got %s, missed", name, g, want.want, want.got)
@@ -162,10 +164,9 @@ func TestTargetsAgainstTheBetterPipe(t *testing.T) {
 			t.Errorf("goal against an unverified pipe-flush: %+v", g)
 		}
 	}
-	// A slower pipe-flush and pipe-txn leave the pipe as the reference.
+	// A slower pipe-flush leaves the pipe as the reference.
 	r.Results[flush].Verified = true
 	r.Results[flush].RecordsPerSec = 50_000
-	r.Results[flush+1].RecordsPerSec = 60_000
 	for _, g := range r.Targets(base.Name) {
 		if g.Name == "throughput vs pipe" && (g.Want != "≥ 0.9× pipe" || !g.Met) {
 			t.Errorf("with pipe-flush slower than the pipe, the pipe is the reference and reo's 0.95× meets it: %+v", g)
