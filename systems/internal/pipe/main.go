@@ -7,10 +7,12 @@
 // headers and timestamp, and marks a record's offset for commit only once
 // its produce is acknowledged: at-least-once, duplicates only after a
 // crash. By default each record is marked from its produce callback, so
-// polling goes on while earlier records are produced; with --flush-per-poll
-// a poll's records are produced, waited for together (Flush), and marked in
-// one call, the loop pipe-txn runs without the transaction. A destination topic is created with its source's partition count
-// when missing, and grown when the source grew.
+// polling goes on while earlier records are produced; with
+// --flush-per-poll a poll's records are produced, waited for together
+// (Flush), and marked in one call: the loop pipe-txn runs, without the
+// transaction. Once a produce has failed nothing more is marked, and the
+// pipe exits 1. A destination topic is created with its source's
+// partition count when missing, and grown when the source grew.
 //
 //	pipe --source-bootstrap H:P --dest-bootstrap H:P --topics REGEX --group G [tuning flags]
 //
@@ -47,6 +49,7 @@ import (
 	"runtime/pprof"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -228,14 +231,21 @@ func run(ctx context.Context, src, dst []string, topics, group string, mode mark
 	defer cancelWork()
 	stopTimer := context.AfterFunc(ctx, func() { time.AfterFunc(stopBudget, cancelWork) })
 	defer stopTimer()
-	// A failed produce ends the poll it may be waiting in (records are
-	// produced while the next poll waits for data), so the pipe stops at
+	// The first failed produce is kept: from then on nothing is marked
+	// (a later record of the same partition may still succeed, and its
+	// mark would commit past the failed one), and the pipe exits 1. It
+	// also ends the poll the loop may be waiting in, so the pipe stops at
 	// once instead of when the source next has records.
-	pollCtx, failed := context.WithCancelCause(ctx)
-	defer failed(nil)
+	var firstErr atomic.Pointer[error]
+	pollCtx, wake := context.WithCancel(ctx)
+	defer wake()
+	failed := func(err error) {
+		firstErr.CompareAndSwap(nil, &err)
+		wake()
+	}
 	produceErr := func() error {
-		if ctx.Err() == nil && pollCtx.Err() != nil {
-			return context.Cause(pollCtx)
+		if p := firstErr.Load(); p != nil {
+			return *p
 		}
 		return nil
 	}
@@ -282,7 +292,7 @@ func run(ctx context.Context, src, dst []string, topics, group string, mode mark
 						failed(fmt.Errorf("produce to %s[%d]: %w", out.Topic, out.Partition, err))
 						return
 					}
-					if mode == markRecord {
+					if mode == markRecord && produceErr() == nil {
 						cons.MarkCommitRecords(r)
 					}
 				})
@@ -313,9 +323,11 @@ func run(ctx context.Context, src, dst []string, topics, group string, mode mark
 			return ferr
 		}
 	}
-	// Stopping: wait for the produces in flight, commit their marks, and
-	// leave the group, each bounded so that the pipe exits within about
-	// stopBudget+commitBudget+leaveBudget+revokeBudget (12 s) of SIGTERM.
+	// Stopping: wait for the produces in flight, commit their marks (of
+	// delivered records only), and leave the group, each bounded so that
+	// the pipe exits within about
+	// stopBudget+commitBudget+leaveBudget+revokeBudget (12 s) of SIGTERM;
+	// then report a failed produce, if any.
 	if err := prod.Flush(work); err != nil {
 		return fmt.Errorf("flush on stop: %w", err)
 	}
@@ -327,7 +339,7 @@ func run(ctx context.Context, src, dst []string, topics, group string, mode mark
 	lctx, lcancel := context.WithTimeout(context.Background(), leaveBudget)
 	defer lcancel()
 	_ = cons.LeaveGroupContext(lctx)
-	return nil
+	return produceErr()
 }
 
 // How long each step of a stop may take.
