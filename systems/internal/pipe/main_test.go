@@ -123,16 +123,7 @@ func TestPipeMarksNoRefusedRecord(t *testing.T) {
 		t.Run(modeNames[mode], func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			src, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer src.Close()
-			dst, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer dst.Close()
+			src, dst, in := seeded(t, ctx, 50)
 			dst.ControlKey(int16(kmsg.Produce), func(req kmsg.Request) (kmsg.Response, error, bool) {
 				dst.KeepControl()
 				pr := req.(*kmsg.ProduceRequest)
@@ -151,26 +142,12 @@ func TestPipeMarksNoRefusedRecord(t *testing.T) {
 				return resp, nil, true
 			})
 
-			in, err := kgo.NewClient(kgo.SeedBrokers(src.ListenAddrs()...), kgo.DefaultProduceTopic("t"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer in.Close()
-			for i := range 50 {
-				if err := in.ProduceSync(ctx, kgo.StringRecord(fmt.Sprintf("v%d", i))).FirstErr(); err != nil {
-					t.Fatal(err)
-				}
-			}
-			err = run(ctx, src.ListenAddrs(), dst.ListenAddrs(), "^t$", "g", mode, nil, []kgo.Opt{kgo.FetchMaxWait(100 * time.Millisecond)})
+			err := run(ctx, src.ListenAddrs(), dst.ListenAddrs(), "^t$", "g", mode, nil, []kgo.Opt{kgo.FetchMaxWait(100 * time.Millisecond)})
 			if err == nil || !errors.Is(err, kerr.InvalidRecord) {
 				t.Fatalf("pipe returned %v, want the destination's INVALID_RECORD", err)
 			}
-			offs, err := kadm.NewClient(in).FetchOffsets(ctx, "g")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if o, ok := offs.Lookup("t", 0); ok && o.At > 0 {
-				t.Errorf("group g committed offset %d on t[0], though the destination refused every record", o.At)
+			if at := committed(t, ctx, in); at > 0 {
+				t.Errorf("group g committed offset %d on t[0], though the destination refused every record", at)
 			}
 		})
 	}
@@ -184,16 +161,7 @@ func TestPipeStopsWhenTheDestinationHangs(t *testing.T) {
 		t.Run(modeNames[mode], func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			src, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer src.Close()
-			dst, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer dst.Close()
+			src, dst, in := seeded(t, ctx, 50)
 			hung, release := make(chan struct{}), make(chan struct{})
 			defer close(release) // before dst.Close: the cluster waits for this handler
 			var once sync.Once
@@ -204,16 +172,6 @@ func TestPipeStopsWhenTheDestinationHangs(t *testing.T) {
 				return nil, nil, false
 			})
 
-			in, err := kgo.NewClient(kgo.SeedBrokers(src.ListenAddrs()...), kgo.DefaultProduceTopic("t"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer in.Close()
-			for i := range 50 {
-				if err := in.ProduceSync(ctx, kgo.StringRecord(fmt.Sprintf("v%d", i))).FirstErr(); err != nil {
-					t.Fatal(err)
-				}
-			}
 			var prodOpts []kgo.Opt
 			if mode == markTxn {
 				prodOpts = txnOpts("pipe-test")
@@ -238,13 +196,47 @@ func TestPipeStopsWhenTheDestinationHangs(t *testing.T) {
 			case <-time.After(bound):
 				t.Fatalf("pipe still running %v after the stop with the destination hung", bound)
 			}
-			offs, err := kadm.NewClient(in).FetchOffsets(ctx, "g")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if o, ok := offs.Lookup("t", 0); ok && o.At > 0 {
-				t.Errorf("group g committed offset %d on t[0], though no record reached the destination", o.At)
+			if at := committed(t, ctx, in); at > 0 {
+				t.Errorf("group g committed offset %d on t[0], though no record reached the destination", at)
 			}
 		})
 	}
+}
+
+// seeded starts a source and a destination cluster with a one-partition
+// topic t each (closed when the test ends) and produces n records to the
+// source's; in is a client of the source.
+func seeded(t *testing.T, ctx context.Context, n int) (src, dst *kfake.Cluster, in *kgo.Client) {
+	t.Helper()
+	var err error
+	for _, c := range []**kfake.Cluster{&src, &dst} {
+		if *c, err = kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t")); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup((*c).Close)
+	}
+	if in, err = kgo.NewClient(kgo.SeedBrokers(src.ListenAddrs()...), kgo.DefaultProduceTopic("t")); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(in.Close)
+	for i := range n {
+		if err := in.ProduceSync(ctx, kgo.StringRecord(fmt.Sprintf("v%d", i))).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return src, dst, in
+}
+
+// committed is group g's committed offset on t[0] on in's cluster; 0 when
+// it has none.
+func committed(t *testing.T, ctx context.Context, in *kgo.Client) int64 {
+	t.Helper()
+	offs, err := kadm.NewClient(in).FetchOffsets(ctx, "g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, ok := offs.Lookup("t", 0); ok {
+		return o.At
+	}
+	return 0
 }
