@@ -17,6 +17,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/reo-kafka/reo/cluster/kafkatest"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -493,23 +494,12 @@ func TestShardFailingNotReady(t *testing.T) {
 
 	dst.ControlKey(int16(kmsg.Produce), func(req kmsg.Request) (kmsg.Response, error, bool) {
 		dst.KeepControl()
-		pr := req.(*kmsg.ProduceRequest)
-		resp := pr.ResponseKind().(*kmsg.ProduceResponse)
-		for _, rt := range pr.Topics {
-			st := kmsg.NewProduceResponseTopic()
-			st.Topic, st.TopicID = rt.Topic, rt.TopicID
-			for _, rp := range rt.Partitions {
-				sp := kmsg.NewProduceResponseTopicPartition()
-				sp.Partition = rp.Partition
-				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
-				if rt.Topic != "orders" {
-					sp.ErrorCode = kerr.InvalidRecord.Code
-				}
-				st.Partitions = append(st.Partitions, sp)
+		return kafkatest.RefuseProduce(req.(*kmsg.ProduceRequest), func(topic string) int16 {
+			if topic != "orders" {
+				return kerr.InvalidRecord.Code
 			}
-			resp.Topics = append(resp.Topics, st)
-		}
-		return resp, nil, true
+			return kerr.TopicAuthorizationFailed.Code
+		}), nil, true
 	})
 	produceNumbered(t, src, "orders", "b", 10, 1)
 	waitFor(t, 30*time.Second, func() string {

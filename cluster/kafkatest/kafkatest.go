@@ -1,8 +1,8 @@
 // Package kafkatest holds small Kafka helpers shared by reo's tests and
 // harness: creating topics, fresh topic names, and reading a topic whole
 // with either isolation level; deleting a topic and waiting until it is
-// gone, topic ids, explicit replica assignment. It depends on franz-go
-// only.
+// gone, topic ids, explicit replica assignment; a broker's refusal of a
+// produce request, for kfake's request hooks. It depends on franz-go only.
 package kafkatest
 
 import (
@@ -323,4 +323,23 @@ func EndOffsets(ctx context.Context, opts []kgo.Opt, topic string) (map[int32]in
 	out := map[int32]int64{}
 	ends.Each(func(o kadm.ListedOffset) { out[o.Partition] = o.Offset })
 	return out, nil
+}
+
+// RefuseProduce is the answer of a broker that refuses every partition of
+// produce request req, each with the error code code gives its topic: the
+// response a kfake ControlKey hook returns to fail a producer's records.
+func RefuseProduce(req *kmsg.ProduceRequest, code func(topic string) int16) *kmsg.ProduceResponse {
+	resp := req.ResponseKind().(*kmsg.ProduceResponse)
+	for _, rt := range req.Topics {
+		st := kmsg.NewProduceResponseTopic()
+		st.Topic, st.TopicID = rt.Topic, rt.TopicID
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewProduceResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.ErrorCode = code(rt.Topic)
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp
 }

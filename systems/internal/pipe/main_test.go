@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reo-kafka/reo/cluster/kafkatest"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -126,20 +127,7 @@ func TestPipeMarksNoRefusedRecord(t *testing.T) {
 			src, dst, in := seeded(t, ctx, 50)
 			dst.ControlKey(int16(kmsg.Produce), func(req kmsg.Request) (kmsg.Response, error, bool) {
 				dst.KeepControl()
-				pr := req.(*kmsg.ProduceRequest)
-				resp := pr.ResponseKind().(*kmsg.ProduceResponse)
-				for _, rt := range pr.Topics {
-					st := kmsg.NewProduceResponseTopic()
-					st.Topic, st.TopicID = rt.Topic, rt.TopicID
-					for _, rp := range rt.Partitions {
-						sp := kmsg.NewProduceResponseTopicPartition()
-						sp.Partition = rp.Partition
-						sp.ErrorCode = kerr.InvalidRecord.Code
-						st.Partitions = append(st.Partitions, sp)
-					}
-					resp.Topics = append(resp.Topics, st)
-				}
-				return resp, nil, true
+				return kafkatest.RefuseProduce(req.(*kmsg.ProduceRequest), func(string) int16 { return kerr.InvalidRecord.Code }), nil, true
 			})
 
 			err := run(ctx, src.ListenAddrs(), dst.ListenAddrs(), "^t$", "g", mode, nil, []kgo.Opt{kgo.FetchMaxWait(100 * time.Millisecond)})

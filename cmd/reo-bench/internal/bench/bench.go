@@ -31,6 +31,7 @@ type bench struct {
 	srcOpts, dstOpts []kgo.Opt // the harness's own clients bypass the proxies
 	reoBin, pipeBin  string
 	baselineBin      string // reo-baseline's binary (--baseline)
+	pipeProfiles     string // where pipes write CPU profiles (--pipe-pprof)
 	mm2              *systems.MM2Install
 	prog             *progress
 	brokerPids       []int

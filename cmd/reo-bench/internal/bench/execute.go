@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -126,6 +127,12 @@ func Execute(ctx context.Context, cfg *Config, command string, stderr io.Writer)
 		b.prog.Step("building the pipe")
 		if b.pipeBin, err = systems.BuildPipe(bctx, root, binDir); err != nil {
 			return nil, err
+		}
+		if cfg.pipePprof {
+			b.pipeProfiles = filepath.Join(cfg.out, "profiles")
+			if err := os.MkdirAll(b.pipeProfiles, 0o755); err != nil {
+				return nil, err
+			}
 		}
 	}
 	cancel()

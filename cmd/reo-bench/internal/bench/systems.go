@@ -192,10 +192,7 @@ func (b *bench) system(name string, wl report.Workload) (systems.System, error) 
 			p.Tuning = pipeTuning
 		}
 		if b.cfg.pipePprof {
-			p.CPUProfileDir = filepath.Join(b.cfg.out, "profiles")
-			if err := os.MkdirAll(p.CPUProfileDir, 0o755); err != nil {
-				return nil, err
-			}
+			p.CPUProfileDir = b.pipeProfiles
 		}
 		return p, nil
 	case report.SysMM2, report.SysMM2EOS:
