@@ -227,24 +227,21 @@ func (b *bench) check(ctx context.Context, ts topicSet, res *report.Result, firs
 	b.prog.Step(fmt.Sprintf("%s: %s oracle over %s", res.Workload.Name, res.System, ts))
 	vctx, cancel := context.WithTimeout(ctx, b.cfg.phaseTimeout)
 	defer cancel()
-	ok := true
-	for _, topic := range ts.names() {
-		v, checked, err := measure.Verify(vctx, b.srcOpts, b.dstOpts, topic)
-		if err != nil {
-			res.Verified = false
-			return fmt.Errorf("oracle: %w", err)
+	v, checked, err := measure.Verify(vctx, b.srcOpts, b.dstOpts, ts.names()...)
+	if err != nil {
+		res.Verified = false
+		return fmt.Errorf("oracle: %w", err)
+	}
+	res.Checked += checked
+	ok := v.OK()
+	for k, c := range measure.ViolationCounts(v) {
+		if res.Violations == nil {
+			res.Violations = map[string]int{}
 		}
-		res.Checked += checked
-		ok = ok && v.OK()
-		for k, c := range measure.ViolationCounts(v) {
-			if res.Violations == nil {
-				res.Violations = map[string]int{}
-			}
-			res.Violations[k] += c
-		}
-		if !v.OK() {
-			b.prog.Logf("%s %s: %s does not match the source:\n%s", res.Workload.Name, res.System, topic, logtext.Head(v.String(), 15))
-		}
+		res.Violations[k] += c
+	}
+	if !ok {
+		b.prog.Logf("%s %s: %s does not match the source:\n%s", res.Workload.Name, res.System, ts, logtext.Head(v.String(), 15))
 	}
 	res.Verified = ok && (first || res.Verified)
 	if !b.cfg.keepTopics {

@@ -3,6 +3,6 @@
 // that watches a destination topic (Watcher), the CPU and peak memory of
 // processes from /proc (Sampler), reo's own /metrics (ScrapeReo, on
 // internal/promscrape), latency percentiles, and the streaming oracle
-// over one topic (Verify). Each instrument owns its goroutine; Stop or
+// over a set of topics (Verify). Each instrument owns its goroutine; Stop or
 // Close ends it.
 package measure

@@ -155,6 +155,20 @@ func TestTargetsAgainstTheBetterPipe(t *testing.T) {
 			t.Errorf("goal %q: %+v; want %s, got %s, missed", name, g, want.want, want.got)
 		}
 	}
+	// The table's "× pipe" column divides by the faster pipe too: reo's
+	// 95k over pipe-flush's 190k, and pipe-txn's 300k over it.
+	table := r.workloadTable(base)
+	for sys, want := range map[string]string{SysReo: "| 0.50× |", SysPipeTxn: "| 1.58× |", SysPipe: "| 0.53× |"} {
+		row := ""
+		for _, l := range strings.Split(table, "\n") {
+			if strings.HasPrefix(l, "| "+sys+" |") {
+				row = l
+			}
+		}
+		if !strings.Contains(row, want) {
+			t.Errorf("%s's row %q lacks %s (× pipe-flush, the faster pipe)", sys, row, want)
+		}
+	}
 	// An unverified pipe-flush run still counts as the reference, and
 	// no goal judged against it is met.
 	flush := len(r.Results) - 2

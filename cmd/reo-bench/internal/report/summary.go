@@ -133,6 +133,20 @@ func (r *Report) RatioOf(system string, w Workload, other string) (float64, bool
 	return a.RecordsPerSec.Median / b.RecordsPerSec.Median, true
 }
 
+// FasterPipe is the at-least-once pipe (pipe or pipe-flush) with the
+// higher median throughput on the workload w is compared against; ok is
+// false when neither ran. It is the throughput goal's reference.
+func (r *Report) FasterPipe(w Workload) (string, bool) {
+	best, bestRate := "", 0.0
+	for _, sys := range atLeastOncePipes {
+		s, ok := r.Summarize(sys, w.Base().Name)
+		if ok && s.RecordsPerSec.N > 0 && s.RecordsPerSec.Median > bestRate {
+			best, bestRate = sys, s.RecordsPerSec.Median
+		}
+	}
+	return best, best != ""
+}
+
 // CeilingSummary is a workload's ceilings over the repetitions.
 type CeilingSummary struct {
 	Produce, Consume, ProduceMB, ConsumeMB Spread
