@@ -192,7 +192,8 @@ wait:
 		res.ReoSaturation, _ = measure.ScrapeReo(ctx, r.metrics())
 	}
 	b.noteGroupSync(ctx, r, ts.base, "sat", res)
-	got, first, firstN, last := w.Seen()
+	_, first, _, _ := w.Seen()
+	trace := w.Trace()
 	w.Stop()
 	if runErr != nil {
 		b.saveLogs(r, run)
@@ -205,19 +206,15 @@ wait:
 	if runErr != nil {
 		return runErr
 	}
-	window := last.Sub(first)
-	recs := got - firstN
-	if recs <= 0 || window < 50*time.Millisecond {
-		// Everything became visible at once (tiny runs): count from start.
-		window, first, recs = last.Sub(started), started, got
-	}
+	a, z := measuredWindow(trace, windowStart(b.cfg.windowFrom, n), started)
+	window, recs := z.At.Sub(a.At), z.N-a.N
 	res.SaturationSec = window.Seconds()
-	res.RecordsPerSec = float64(recs) / window.Seconds()
+	res.RecordsPerSec = windowRate(a, z)
 	res.MBPerSec = res.RecordsPerSec * float64(wl.RecordBytes) / 1e6
 	gb := float64(recs) * float64(wl.RecordBytes) / 1e9
-	res.CPUSecondsPerGB = (s.CPUAt(last) - s.CPUAt(first)) / gb
-	res.BrokerCPUSecondsPerGB = (brokers.CPUAt(last) - brokers.CPUAt(first)) / gb
-	res.HarnessCPUSecondsPerGB = (harness.CPUAt(last) - harness.CPUAt(first)) / gb
+	res.CPUSecondsPerGB = (s.CPUAt(z.At) - s.CPUAt(a.At)) / gb
+	res.BrokerCPUSecondsPerGB = (brokers.CPUAt(z.At) - brokers.CPUAt(a.At)) / gb
+	res.HarnessCPUSecondsPerGB = (harness.CPUAt(z.At) - harness.CPUAt(a.At)) / gb
 	return b.check(ctx, ts, res, true)
 }
 

@@ -67,6 +67,9 @@ type Config struct {
 	// watchMinBytes is the fetch min bytes of the consumer that counts a
 	// saturation run's records in the destination.
 	watchMinBytes int
+	// windowFrom is the share of a saturation run's records seen before
+	// its measured window opens.
+	windowFrom float64
 }
 
 // Out is the report directory (--out).
@@ -171,6 +174,7 @@ func ParseConfig(args []string, stderr io.Writer) (*Config, error) {
 	costParts := fs.String("cost-partitions", "12,48,500,5000", "partition counts of the cost curve")
 	costTopics := fs.String("cost-topics", "1000x3", "the cost curve's many-topics point: TOPICSxPARTITIONS (empty: none)")
 	fs.IntVar(&c.watchMinBytes, "watch-min-bytes", 1<<20, "fetch min bytes of the read_committed consumer that counts a saturation run's records in the destination (it waits at most 100 ms for them; 1: a fetch answered at every append, as reports before 2026-12-02 did; the latency runs' consumer always uses 1)")
+	fs.Float64Var(&c.windowFrom, "window-from", 0.1, "share of a saturation run's records (and of the ceilings') seen before its measured window opens: the rate is over the rest, from the first sighting past that share to the last record (0: from the first records seen, as reports before 2026-12-02 did, which credits a system that commits large transactions with the work before its first commit)")
 	fs.BoolVar(&c.pipeDefaults, "pipe-defaults", false, "run the pipe with franz-go's defaults instead of reo-bench's tuned settings")
 	fs.BoolVar(&c.pipePprof, "pipe-pprof", false, "have every pipe, pipe-flush and pipe-txn process write a CPU profile of its whole run under DIR/profiles")
 	sizes := fs.String("sizes", "1024,100,16384", "record value sizes in bytes; the first is the base")
@@ -322,6 +326,9 @@ func ParseConfig(args []string, stderr io.Writer) (*Config, error) {
 	}
 	if *bytes <= 0 || *maxRecords <= 0 {
 		return nil, errors.New("--bytes and --max-records must be positive")
+	}
+	if c.windowFrom < 0 || c.windowFrom > 0.5 {
+		return nil, fmt.Errorf("--window-from %g: must be from 0 to 0.5", c.windowFrom)
 	}
 	if c.watchMinBytes < 1 || c.watchMinBytes > 50<<20 {
 		return nil, fmt.Errorf("--watch-min-bytes %d: must be from 1 to 52428800 (the consumer's fetch max bytes)", c.watchMinBytes)

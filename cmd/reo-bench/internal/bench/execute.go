@@ -66,6 +66,7 @@ func Execute(ctx context.Context, cfg *Config, command string, stderr io.Writer)
 	if cfg.kafka == cluster.InProcess {
 		rep.Notes = append(rep.Notes, "in-process clusters (kfake): these figures are NOT valid benchmark results; kfake completes transactions synchronously and shares reo-bench's CPU. Use --kafka local.")
 	}
+	rep.WindowFrom = cfg.windowFrom
 	rep.Notes = append(rep.Notes, fmt.Sprintf("a saturation run's records are counted in the destination by one read_committed consumer whose fetches wait for %d bytes or 100 ms (--watch-min-bytes)", cfg.watchMinBytes))
 	b := &bench{cfg: *cfg}
 	b.prog = newProgress(stderr, 0)

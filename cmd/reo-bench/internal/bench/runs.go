@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -181,8 +182,8 @@ func (b *bench) runWorkload(ctx context.Context, wl report.Workload, systems []s
 // ceiling measures what the clusters take and give with no replicator:
 // the bare producer writes the workload's records into fresh destination
 // topics, and the bare consumer reads them from fresh preloaded source
-// topics (read_committed, from the first record seen to the last, as
-// the systems are timed), both with the pipe's tuned client settings, on
+// topics (read_committed), both timed over the window the systems are
+// (measuredWindow; the producer from its acknowledgements), both with the pipe's tuned client settings, on
 // the harness's direct connections.
 func (b *bench) ceiling(ctx context.Context, wl report.Workload, gen *measure.RecordGen, rep int) report.Ceiling {
 	c := report.Ceiling{Workload: wl.Name, Repeat: rep}
@@ -197,10 +198,9 @@ func (b *bench) ceiling(ctx context.Context, wl report.Workload, gen *measure.Re
 	mb := float64(wl.RecordBytes) / 1e6
 	err := b.createTopics(pctx, b.dstOpts, dst, wl.Partitions)
 	if err == nil {
-		var took time.Duration
-		if took, err = measure.ProduceCeiling(pctx, b.dstOpts, dst.names(), gen, wl.Records, prod...); err == nil && took > 0 {
-			c.ProduceRecordsPerSec = float64(wl.Records) / took.Seconds()
-			c.ProduceMBPerSec = c.ProduceRecordsPerSec * mb
+		var rps float64
+		if rps, err = measure.ProduceCeiling(pctx, b.dstOpts, dst.names(), gen, wl.Records, windowStart(b.cfg.windowFrom, int64(wl.Records)), prod...); err == nil {
+			c.ProduceRecordsPerSec, c.ProduceMBPerSec = rps, rps*mb
 		}
 	}
 	if err != nil {
@@ -223,8 +223,7 @@ func (b *bench) ceiling(ctx context.Context, wl report.Workload, gen *measure.Re
 }
 
 // consumeRate reads n records of the source topics ts with a bare
-// consumer and returns its rate, timed like the systems: from the first
-// poll that returned records to the last.
+// consumer and returns its rate, timed like the systems (measuredWindow).
 func (b *bench) consumeRate(ctx context.Context, ts topicSet, n int64, tuning []kgo.Opt) (float64, error) {
 	start := time.Now()
 	w, err := measure.Watch(ctx, b.srcOpts, ts.names(), n, nil, tuning...)
@@ -238,21 +237,39 @@ func (b *bench) consumeRate(ctx context.Context, ts topicSet, n int64, tuning []
 		got, _, _, _ := w.Seen()
 		return 0, fmt.Errorf("read %d of %d records: %w", got, n, ctx.Err())
 	}
-	got, first, firstN, last := w.Seen()
-	return windowRate(start, first, last, got, firstN), nil
+	a, z := measuredWindow(w.Trace(), windowStart(b.cfg.windowFrom, n), start)
+	return windowRate(a, z), nil
 }
 
-// windowRate is records per second over the window from the first
-// sighting to the last, not counting what the first sighting saw; from
-// start, counting everything, when the window is too short to time (all
-// at once).
-func windowRate(start, first, last time.Time, got, firstN int64) float64 {
-	window, recs := last.Sub(first), got-firstN
-	if recs <= 0 || window < 50*time.Millisecond {
-		window, recs = last.Sub(start), got
+// windowStart is how many of n records a saturation run's measured
+// window leaves out: the share from of them, rounded up.
+func windowStart(from float64, n int64) int64 {
+	return int64(math.Ceil(from * float64(n)))
+}
+
+// measuredWindow is the window a saturation run is timed over: from the
+// first sighting of at least from records to the last (measure.Window);
+// when that is too short to time, from the first sighting; when that is
+// too, from start with nothing seen (everything arrived at once).
+func measuredWindow(trace []measure.Sighting, from int64, start time.Time) (a, z measure.Sighting) {
+	if a, z, ok := measure.Window(trace, from); ok {
+		return a, z
 	}
-	if window <= 0 {
+	if a, z, ok := measure.Window(trace, 0); ok {
+		return a, z
+	}
+	a = measure.Sighting{At: start}
+	if len(trace) > 0 {
+		z = trace[len(trace)-1]
+	}
+	return a, z
+}
+
+// windowRate is records per second from sighting a to sighting z.
+func windowRate(a, z measure.Sighting) float64 {
+	d := z.At.Sub(a.At)
+	if d <= 0 || z.N <= a.N {
 		return 0
 	}
-	return float64(recs) / window.Seconds()
+	return float64(z.N-a.N) / d.Seconds()
 }

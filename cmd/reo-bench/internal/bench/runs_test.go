@@ -2,7 +2,9 @@ package bench
 
 import (
 	"context"
+	"github.com/reo-kafka/reo/cmd/reo-bench/internal/measure"
 	"io"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -40,15 +42,42 @@ func TestRotation(t *testing.T) {
 	}
 }
 
-// TestWindowRate proves the rate counts from the first sighting, and
-// falls back to the whole run when everything arrived at once.
-func TestWindowRate(t *testing.T) {
+// TestMeasuredWindow proves a saturation run's window: it opens at the
+// first sighting past the left-out share and closes at the last, so a
+// fast early stretch (a system's first commits after it fetched ahead)
+// is not counted; with no share it opens at the first sighting; it falls
+// back to the first sighting when the share leaves too short a window,
+// and to the whole run, from the start, when everything arrived at once.
+func TestMeasuredWindow(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	if got := windowRate(t0, t0.Add(time.Second), t0.Add(3*time.Second), 1100, 100); got != 500 {
-		t.Errorf("1000 records over 2 s = %v, want 500", got)
+	at := func(ms int, n int64) measure.Sighting {
+		return measure.Sighting{At: t0.Add(time.Duration(ms) * time.Millisecond), N: n}
 	}
-	if got := windowRate(t0, t0.Add(time.Second), t0.Add(time.Second), 1000, 1000); got != 1000 {
-		t.Errorf("all at once after 1 s = %v, want 1000 (from start)", got)
+	// 200 records at 1 s, 600 by 1.5 s (the fast start), then 100 every
+	// second: 1000 at 5.5 s.
+	trace := []measure.Sighting{at(1000, 200), at(1500, 600), at(2500, 700), at(3500, 800), at(4500, 900), at(5500, 1000)}
+	for _, c := range []struct {
+		from    int64
+		a, z    measure.Sighting
+		perSec  float64
+		because string
+	}{
+		{windowStart(0.1, 1000), at(1000, 200), at(5500, 1000), 800 / 4.5, "the first sighting already holds 10%"},
+		{windowStart(0.25, 1000), at(1500, 600), at(5500, 1000), 100, "25% is first seen at 1.5 s"},
+		{0, at(1000, 200), at(5500, 1000), 800 / 4.5, "no share left out"},
+		{1000, at(1000, 200), at(5500, 1000), 800 / 4.5, "the share leaves nothing: from the first sighting"},
+	} {
+		a, z := measuredWindow(trace, c.from, t0)
+		if a != c.a || z != c.z || math.Abs(windowRate(a, z)-c.perSec) > 1e-9 {
+			t.Errorf("from %d: window %v..%v at %v/s, want %v..%v at %v/s (%s)", c.from, a, z, windowRate(a, z), c.a, c.z, c.perSec, c.because)
+		}
+	}
+	once := []measure.Sighting{at(1000, 1000)}
+	if a, z := measuredWindow(once, 100, t0); windowRate(a, z) != 1000 {
+		t.Errorf("all at once after 1 s: %v/s, want 1000 (from start)", windowRate(a, z))
+	}
+	if windowStart(0.1, 1001) != 101 || windowStart(0, 1000) != 0 {
+		t.Errorf("windowStart rounds up: %d, %d", windowStart(0.1, 1001), windowStart(0, 1000))
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -57,21 +58,40 @@ func (g *RecordGen) Record(prefix string, i int) *kgo.Record {
 // last (the produce ceiling's). It returns how long the writing took,
 // from the first Produce to the last acknowledgement.
 func Preload(ctx context.Context, opts []kgo.Opt, topics []string, g *RecordGen, n int, progress func(int), tuning ...kgo.Opt) (time.Duration, error) {
-	return produce(ctx, opts, topics, g, n, false, progress, tuning...)
+	start, _, end, err := produce(ctx, opts, topics, g, n, false, 0, progress, tuning...)
+	return end.Sub(start), err
 }
 
 // ProduceCeiling writes n records of g like Preload, but makes them all
-// first and times only their producing (from the first Produce to the
-// end of the flush): what the brokers take from a bare producer, not
-// what making records costs (on 100 B records that cost bounded the
-// timing of a Preload below what a replicator reached).
-func ProduceCeiling(ctx context.Context, opts []kgo.Opt, topics []string, g *RecordGen, n int, tuning ...kgo.Opt) (time.Duration, error) {
-	return produce(ctx, opts, topics, g, n, true, nil, tuning...)
+// first and times only their producing: what the brokers take from a bare
+// producer, not what making records costs (on 100 B records that cost
+// bounded the timing of a Preload below what a replicator reached). Its
+// rate is over the records acknowledged after the from-th, from that
+// acknowledgement to the last, the window the systems are timed over
+// (Window); from <= 0 times the whole write, from the first Produce.
+func ProduceCeiling(ctx context.Context, opts []kgo.Opt, topics []string, g *RecordGen, n int, from int64, tuning ...kgo.Opt) (float64, error) {
+	from = min(from, int64(n)-1)
+	start, mark, end, err := produce(ctx, opts, topics, g, n, true, from, nil, tuning...)
+	if err != nil {
+		return 0, err
+	}
+	recs := int64(n)
+	if from > 0 && end.Sub(mark) >= MinWindow {
+		start, recs = mark, int64(n)-from
+	}
+	if !end.After(start) {
+		return 0, fmt.Errorf("produce ceiling: %d records took no measurable time", n)
+	}
+	return float64(recs) / end.Sub(start).Seconds(), nil
 }
 
-func produce(ctx context.Context, opts []kgo.Opt, topics []string, g *RecordGen, n int, made bool, progress func(int), tuning ...kgo.Opt) (time.Duration, error) {
+// produce writes n records of g to topics; made makes them all before the
+// clock starts. It returns when the first Produce was called, when the
+// mark-th record was acknowledged (zero when mark <= 0) and when the last
+// was.
+func produce(ctx context.Context, opts []kgo.Opt, topics []string, g *RecordGen, n int, made bool, mark int64, progress func(int), tuning ...kgo.Opt) (start, marked, end time.Time, err error) {
 	if len(topics) == 0 {
-		return 0, errors.New("preload: no topic")
+		return start, marked, end, errors.New("preload: no topic")
 	}
 	topic := topics[0]
 	cl, err := kgo.NewClient(append(append(append([]kgo.Opt(nil), opts...),
@@ -81,7 +101,7 @@ func produce(ctx context.Context, opts []kgo.Opt, topics []string, g *RecordGen,
 		kgo.MaxBufferedBytes(64<<20),
 	), tuning...)...)
 	if err != nil {
-		return 0, fmt.Errorf("preload producer: %w", err)
+		return start, marked, end, fmt.Errorf("preload producer: %w", err)
 	}
 	defer cl.Close()
 	record := func(i int) *kgo.Record {
@@ -97,13 +117,13 @@ func produce(ctx context.Context, opts []kgo.Opt, topics []string, g *RecordGen,
 		}
 		// The client learns the topics' leaders before the clock starts.
 		if _, err := kadm.NewClient(cl).ListEndOffsets(ctx, topics...); err != nil {
-			return 0, fmt.Errorf("preload %s: %w", topic, err)
+			return start, marked, end, fmt.Errorf("preload %s: %w", topic, err)
 		}
 	}
-	var acked atomic.Int64
+	var acked, markedAt atomic.Int64
 	var firstErr error
 	var errOnce sync.Once
-	start := time.Now()
+	start = time.Now()
 	for i := range n {
 		if ctx.Err() != nil {
 			break
@@ -119,22 +139,29 @@ func produce(ctx context.Context, opts []kgo.Opt, topics []string, g *RecordGen,
 				errOnce.Do(func() { firstErr = err })
 				return
 			}
-			if a := acked.Add(1); a%10000 == 0 && progress != nil {
+			a := acked.Add(1)
+			if a == mark {
+				markedAt.Store(time.Now().UnixNano())
+			}
+			if a%10000 == 0 && progress != nil {
 				progress(int(a))
 			}
 		})
 	}
 	if err := cl.Flush(ctx); err != nil {
-		return 0, fmt.Errorf("preload %s: %w", topic, err)
+		return start, marked, end, fmt.Errorf("preload %s: %w", topic, err)
 	}
-	took := time.Since(start)
+	end = time.Now()
 	if firstErr != nil {
-		return 0, fmt.Errorf("preload %s: %w", topic, firstErr)
+		return start, marked, end, fmt.Errorf("preload %s: %w", topic, firstErr)
 	}
 	if progress != nil {
 		progress(int(acked.Load()))
 	}
-	return took, nil
+	if ns := markedAt.Load(); ns != 0 {
+		marked = time.Unix(0, ns)
+	}
+	return start, marked, end, nil
 }
 
 // Watcher is the harness consumer on a destination topic (read_committed,
@@ -152,6 +179,7 @@ type Watcher struct {
 	first    time.Time  // first poll that returned records
 	firstN   int64      // records visible at first
 	last     time.Time  // last poll that returned records
+	trace    []Sighting // every poll that returned records
 	reached  chan struct{}
 	target   int64
 	fetchErr error
@@ -203,6 +231,7 @@ func Watch(ctx context.Context, opts []kgo.Opt, topics []string, target int64, o
 				w.first, w.firstN = at, total
 			}
 			w.last = at
+			w.trace = append(w.trace, Sighting{At: at, N: total})
 			w.mu.Unlock()
 			if !reached && w.target > 0 && total >= w.target {
 				reached = true
@@ -227,6 +256,47 @@ func (w *Watcher) Seen() (n int64, first time.Time, firstN int64, last time.Time
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.count.Load(), w.first, w.firstN, w.last
+}
+
+// Trace is every sighting so far: when a poll returned records, and how
+// many the watcher had seen by then.
+func (w *Watcher) Trace() []Sighting {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]Sighting(nil), w.trace...)
+}
+
+// Sighting is a count of records seen (or acknowledged) at a time.
+type Sighting struct {
+	At time.Time
+	N  int64
+}
+
+// MinWindow is the shortest window a rate is taken over.
+const MinWindow = 50 * time.Millisecond
+
+// Window picks a saturation run's measured window from its trace: from
+// the first sighting at which at least from records were seen (the first
+// sighting when from <= 0) to the last. The rate over it, (b.N - a.N) /
+// (b.At - a.At), leaves out the work before a: with from a fixed share of
+// the run, a system whose records become visible a large transaction at a
+// time is not credited with what it read and wrote before its first
+// commit, as it is when the window opens at the first sighting. ok is
+// false when that window holds no records or is shorter than MinWindow.
+func Window(trace []Sighting, from int64) (a, b Sighting, ok bool) {
+	if len(trace) == 0 {
+		return a, b, false
+	}
+	b = trace[len(trace)-1]
+	i := 0
+	if from > 0 {
+		i = sort.Search(len(trace), func(i int) bool { return trace[i].N >= from })
+		if i == len(trace) {
+			return a, b, false
+		}
+	}
+	a = trace[i]
+	return a, b, b.N > a.N && b.At.Sub(a.At) >= MinWindow
 }
 
 // Err is the first non-retriable fetch error.

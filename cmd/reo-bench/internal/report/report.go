@@ -88,8 +88,12 @@ type Report struct {
 	// PipeTuning is the pipe's client settings (its flags), when tuned.
 	PipeTuning []string `json:"pipe_tuning,omitempty"`
 	// CostCurve says the run was the cost curve (--cost-curve).
-	CostCurve bool     `json:"cost_curve,omitempty"`
-	Results   []Result `json:"results"`
+	CostCurve bool `json:"cost_curve,omitempty"`
+	// WindowFrom is the share of a saturation run's records seen before
+	// its measured window opened (--window-from; 0 in older reports: at
+	// the first records seen).
+	WindowFrom float64  `json:"window_from,omitempty"`
+	Results    []Result `json:"results"`
 	// Ceilings are the bare producer's and consumer's rates, per
 	// workload and repetition.
 	Ceilings []Ceiling `json:"ceilings,omitempty"`
@@ -459,7 +463,7 @@ func (r *Report) Markdown(w io.Writer, charts []string) error {
 	}
 	if len(r.Results) > 0 {
 		b.WriteString(GroupSyncText(r))
-		b.WriteString(methodText)
+		b.WriteString(strings.Replace(methodText, "{window}", r.windowText(), 1))
 	}
 	b.WriteString(r.setupText())
 	_, err := io.WriteString(w, b.String())
@@ -522,8 +526,7 @@ const methodText = `## How it was measured
 - **Throughput at saturation.** The source topic is preloaded with N records
   (random, incompressible values; a key; an id header), then the system is
   started. A read_committed consumer on the destination notes when the first
-  record becomes visible and when all N are. records/s = (N − records visible
-  at the first sighting) / (last − first sighting); MB/s counts record values
+  record becomes visible and when all N are. {window} MB/s counts record values
   (10^6 bytes). Start-up (JVM start, group join, first transaction) is
   reported separately as "startup s" and excluded, so the JVMs are not
   charged for starting; they still run partly cold, as they would after any
@@ -610,6 +613,14 @@ func (r *Report) setupText() string {
 `)
 	}
 	return b.String()
+}
+
+// windowText says what a saturation run's rate is taken over.
+func (r *Report) windowText() string {
+	if r.WindowFrom <= 0 {
+		return "records/s = (N − records visible at the first sighting) / (last − first sighting)."
+	}
+	return fmt.Sprintf("records/s = (N − M) / (last sighting − sighting of M), where M is the count at the first sighting of at least %.0f%% of N (--window-from): the run's start is left out, so a system whose records become visible a large transaction at a time is not credited with the reading and writing it did before its first commit, and one that starts slowly is not charged for it. The ceilings are timed over the same share (the producer from its acknowledgements); CPU s/GB is over the same window.", r.WindowFrom*100)
 }
 
 // repeatLabel names x's repetition in notes, when it has one.
