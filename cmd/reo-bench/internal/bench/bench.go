@@ -208,6 +208,11 @@ wait:
 	}
 	a, z := measuredWindow(trace, windowStart(b.cfg.windowFrom, n), started)
 	window, recs := z.At.Sub(a.At), z.N-a.N
+	for _, f := range windowProbes {
+		if a, z, ok := measure.Window(trace, windowStart(f, n)); ok {
+			res.WindowRates = append(res.WindowRates, report.WindowRate{From: f, RecordsPerSec: windowRate(a, z)})
+		}
+	}
 	res.SaturationSec = window.Seconds()
 	res.RecordsPerSec = windowRate(a, z)
 	res.MBPerSec = res.RecordsPerSec * float64(wl.RecordBytes) / 1e6

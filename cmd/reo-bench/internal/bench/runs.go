@@ -241,6 +241,11 @@ func (b *bench) consumeRate(ctx context.Context, ts topicSet, n int64, tuning []
 	return windowRate(a, z), nil
 }
 
+// windowProbes are the shares of the records at which a saturation run's
+// window is also opened, for bench.md's table of how much a system's
+// figure owes to where its window opens.
+var windowProbes = []float64{0, 0.1, 0.25, 0.5}
+
 // windowStart is how many of n records a saturation run's measured
 // window leaves out: the share from of them, rounded up.
 func windowStart(from float64, n int64) int64 {

@@ -258,8 +258,12 @@ type Result struct {
 	// StartupSec is from starting the system to the first record visible
 	// in the destination; the throughput figures exclude it.
 	StartupSec float64 `json:"startup_sec"`
-	// SaturationSec is the measured window: first to last record visible.
+	// SaturationSec is the measured window (Report.WindowFrom).
 	SaturationSec float64 `json:"saturation_sec"`
+	// WindowRates is the saturation rate over windows that open at other
+	// shares of the records: how much the figure owes to where the window
+	// opens (absent in older reports).
+	WindowRates []WindowRate `json:"window_rates,omitempty"`
 	// OfferedRate and AchievedRate are the latency phase's target and the
 	// rate the harness producer actually reached (records/s).
 	OfferedRate    float64      `json:"offered_records_per_sec,omitempty"`
@@ -410,6 +414,7 @@ func (r *Report) Markdown(w io.Writer, charts []string) error {
 		b.WriteString(".\n\n")
 		b.WriteString(r.workloadTable(wl))
 		b.WriteString("\n")
+		b.WriteString(r.windowRatesText(wl))
 		if ts := r.Targets(wl.Name); len(ts) > 0 && !wl.ReoOnly() {
 			b.WriteString("Goals for reo on this workload:\n\n| goal | want | got | met | margin |\n|---|---|---|:---:|---|\n")
 			for _, t := range ts {
@@ -612,6 +617,65 @@ func (r *Report) setupText() string {
   "harness CPU" in bench.json, the same per byte for every system.
 `)
 	}
+	return b.String()
+}
+
+// WindowRate is a saturation rate over the window that opens at the
+// first sighting of the share From of the records.
+type WindowRate struct {
+	From          float64 `json:"from"`
+	RecordsPerSec float64 `json:"records_per_sec"`
+}
+
+// windowRatesText is a workload's saturation rates by where the window
+// opens, medians over the runs; empty when no run has them.
+func (r *Report) windowRatesText(wl Workload) string {
+	var froms []float64
+	rates := map[string]map[float64][]float64{}
+	for _, x := range r.Results {
+		if x.Workload.Name != wl.Name || !x.Verified {
+			continue
+		}
+		for _, w := range x.WindowRates {
+			if !slices.Contains(froms, w.From) {
+				froms = append(froms, w.From)
+			}
+			if rates[x.System] == nil {
+				rates[x.System] = map[float64][]float64{}
+			}
+			rates[x.System][w.From] = append(rates[x.System][w.From], w.RecordsPerSec)
+		}
+	}
+	if len(froms) == 0 {
+		return ""
+	}
+	slices.Sort(froms)
+	var b strings.Builder
+	fmt.Fprintf(&b, "Saturation records/s by where the measured window opens (the first sighting of this share of the records; medians of the verified runs; the table above opens at %.0f%%). A system whose figure falls as the window opens later was faster early in its run than later:\n\n| system |", r.WindowFrom*100)
+	for _, f := range froms {
+		fmt.Fprintf(&b, " %.0f%% |", f*100)
+	}
+	b.WriteString(" last ÷ first |\n|---|" + strings.Repeat("---:|", len(froms)+1) + "\n")
+	for _, sys := range r.systemsOn(wl.Name) {
+		if rates[sys] == nil {
+			continue
+		}
+		fmt.Fprintf(&b, "| %s |", sys)
+		for _, f := range froms {
+			if xs := rates[sys][f]; len(xs) > 0 {
+				fmt.Fprintf(&b, " %s |", fmtNum(SpreadOf(xs).Median))
+			} else {
+				b.WriteString(" – |")
+			}
+		}
+		first, last := rates[sys][froms[0]], rates[sys][froms[len(froms)-1]]
+		if len(first) > 0 && len(last) > 0 {
+			fmt.Fprintf(&b, " %.2f |\n", SpreadOf(last).Median/SpreadOf(first).Median)
+		} else {
+			b.WriteString(" – |\n")
+		}
+	}
+	b.WriteString("\n")
 	return b.String()
 }
 

@@ -519,3 +519,39 @@ func TestLatencyWhy(t *testing.T) {
 		t.Errorf("why lacks %q: %s", want, why)
 	}
 }
+
+// TestWindowRatesTable proves bench.md's table of rates by where the
+// window opens: medians per share over the verified runs only, and the
+// last share's rate over the first's.
+func TestWindowRatesTable(t *testing.T) {
+	r := sampleReport()
+	r.WindowFrom = 0.1
+	base := r.Results[0].Workload
+	rates := func(xs ...float64) []WindowRate {
+		var out []WindowRate
+		for i, x := range xs {
+			out = append(out, WindowRate{From: []float64{0, 0.1, 0.5}[i], RecordsPerSec: x})
+		}
+		return out
+	}
+	r.Results = append(r.Results,
+		Result{System: SysPipeTxn, Workload: base, Verified: true, WindowRates: rates(300, 250, 200)},
+		Result{System: SysPipeTxn, Workload: base, Verified: true, WindowRates: rates(500, 450, 400)},
+		Result{System: SysPipeTxn, Workload: base, Verified: true, WindowRates: rates(100, 150, 150)},
+		Result{System: SysPipeTxn, Workload: base, Verified: false, WindowRates: rates(9000, 9000, 9000)})
+	r.Results[0].WindowRates = rates(100, 100, 100)
+	text := r.windowRatesText(base)
+	for _, want := range []string{
+		"| system | 0% | 10% | 50% | last ÷ first |",
+		"| pipe | 100 | 100 | 100 | 1.00 |",
+		"| pipe-txn | 300 | 250 | 200 | 0.67 |",
+		"opens at 10%",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("window table lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "| reo |") || strings.Contains(text, "9,000") {
+		t.Errorf("window table has a system without rates, or an unverified run:\n%s", text)
+	}
+}
