@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -67,6 +68,9 @@ func Execute(ctx context.Context, cfg *Config, command string, stderr io.Writer)
 		rep.Notes = append(rep.Notes, "in-process clusters (kfake): these figures are NOT valid benchmark results; kfake completes transactions synchronously and shares reo-bench's CPU. Use --kafka local.")
 	}
 	rep.WindowFrom = cfg.windowFrom
+	if n := shortWindows(cfg); n != "" {
+		rep.Notes = append(rep.Notes, n)
+	}
 	rep.Notes = append(rep.Notes, fmt.Sprintf("a saturation run's records are counted in the destination by one read_committed consumer whose fetches wait for %d bytes or 100 ms (--watch-min-bytes)", cfg.watchMinBytes))
 	b := &bench{cfg: *cfg}
 	b.prog = newProgress(stderr, 0)
@@ -241,4 +245,25 @@ func machine() report.Machine {
 		}
 	}
 	return m
+}
+
+// shortWindows warns when a workload's measured window opens before a
+// copy loop could have filled its fetch buffer: a system that makes its
+// records visible a poll's transaction at a time (pipe-txn) has then
+// read ahead, outside the window, records it writes inside it, and its
+// records/s and CPU per GB flatter it. Empty when every workload's window
+// opens past two of the pipe's fetches.
+func shortWindows(cfg *Config) string {
+	ahead := 2 * int64(pipeTuning.FetchMaxBytes)
+	var short []string
+	for _, wl := range cfg.workloads {
+		if before := int64(cfg.windowFrom * float64(wl.Records) * float64(wl.RecordBytes)); before < ahead {
+			short = append(short, wl.Name)
+		}
+	}
+	if len(short) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("on %s the measured window opens (--window-from %g) before %d MiB of records, two of the pipe's fetches: pipe-txn, which makes a poll's records visible at once, has by then read ahead records it writes inside the window, so its records/s and CPU s/GB flatter it; --bytes of at least %d MB opens every window past them",
+		strings.Join(short, ", "), cfg.windowFrom, ahead>>20, int64(math.Ceil(float64(ahead)/max(cfg.windowFrom, 0.01)/1e6)))
 }
