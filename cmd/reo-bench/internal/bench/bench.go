@@ -213,6 +213,7 @@ wait:
 			res.WindowRates = append(res.WindowRates, report.WindowRate{From: f, RecordsPerSec: windowRate(a, z)})
 		}
 	}
+	res.Progress = runShape(trace, n, started, 20)
 	res.SaturationSec = window.Seconds()
 	res.RecordsPerSec = windowRate(a, z)
 	res.MBPerSec = res.RecordsPerSec * float64(wl.RecordBytes) / 1e6

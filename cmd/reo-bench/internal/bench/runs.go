@@ -246,6 +246,25 @@ func (b *bench) consumeRate(ctx context.Context, ts topicSet, n int64, tuning []
 // figure owes to where its window opens.
 var windowProbes = []float64{0, 0.1, 0.25, 0.5}
 
+// runShape is, for each k-th of n records (k = 1..steps), the seconds
+// from start to the first sighting of at least that many: a run's shape,
+// kept in bench.json.
+func runShape(trace []measure.Sighting, n int64, start time.Time, steps int) []float64 {
+	var out []float64
+	i := 0
+	for k := 1; k <= steps; k++ {
+		want := int64(math.Ceil(float64(n) * float64(k) / float64(steps)))
+		for i < len(trace) && trace[i].N < want {
+			i++
+		}
+		if i == len(trace) {
+			break
+		}
+		out = append(out, math.Round(trace[i].At.Sub(start).Seconds()*1000)/1000)
+	}
+	return out
+}
+
 // windowStart is how many of n records a saturation run's measured
 // window leaves out: the share from of them, rounded up.
 func windowStart(from float64, n int64) int64 {

@@ -72,6 +72,12 @@ func TestMeasuredWindow(t *testing.T) {
 			t.Errorf("from %d: window %v..%v at %v/s, want %v..%v at %v/s (%s)", c.from, a, z, windowRate(a, z), c.a, c.z, c.perSec, c.because)
 		}
 	}
+	if got := runShape(trace, 1000, t0, 4); !slices.Equal(got, []float64{1.5, 1.5, 3.5, 5.5}) {
+		t.Errorf("progress by quarters %v, want [1.5 1.5 3.5 5.5]", got)
+	}
+	if got := runShape(trace[:3], 1000, t0, 4); !slices.Equal(got, []float64{1.5, 1.5}) {
+		t.Errorf("progress of a run seen to 700 of 1000: %v, want [1.5 1.5]", got)
+	}
 	once := []measure.Sighting{at(1000, 1000)}
 	if a, z := measuredWindow(once, 100, t0); windowRate(a, z) != 1000 {
 		t.Errorf("all at once after 1 s: %v/s, want 1000 (from start)", windowRate(a, z))

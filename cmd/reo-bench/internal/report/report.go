@@ -264,6 +264,9 @@ type Result struct {
 	// shares of the records: how much the figure owes to where the window
 	// opens (absent in older reports).
 	WindowRates []WindowRate `json:"window_rates,omitempty"`
+	// Progress is when (seconds after the system started) the harness
+	// first saw each twentieth of the records: the shape of the run.
+	Progress []float64 `json:"progress_sec,omitempty"`
 	// OfferedRate and AchievedRate are the latency phase's target and the
 	// rate the harness producer actually reached (records/s).
 	OfferedRate    float64      `json:"offered_records_per_sec,omitempty"`
