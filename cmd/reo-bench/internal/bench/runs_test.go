@@ -208,31 +208,30 @@ func workloadNames(c *Config) []string {
 	return out
 }
 
-// TestShortWindowsNote proves the note on windows that open before a
-// copy loop fills its fetch buffer: the default plan's 200 MB runs get
-// it, naming the workloads and the --bytes that avoids it; runs of that
-// size do not; a later window needs fewer bytes; and a bad share is
-// refused.
-func TestShortWindowsNote(t *testing.T) {
-	c, err := ParseConfig([]string{"--quick"}, io.Discard)
+// TestShortRunsNote proves the note on runs too short to compare
+// pipe-txn: the quick plan's 200 MB runs get it when pipe-txn runs,
+// naming the workload and the --bytes that avoids it; 400 MB runs and
+// runs without pipe-txn do not; and a bad --window-from is refused.
+func TestShortRunsNote(t *testing.T) {
+	c, err := ParseConfig([]string{"--quick", "--systems", "pipe,pipe-txn,reo"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := shortWindows(c)
-	if !strings.Contains(n, "1KiB-p12-i1") || !strings.Contains(n, "--bytes of at least 1343 MB") {
+	if !strings.Contains(n, "on 1KiB-p12-i1 ") || !strings.Contains(n, "--bytes 400000000 or more") {
 		t.Errorf("quick plan's note: %q", n)
 	}
-	if c, err = ParseConfig([]string{"--quick", "--bytes", "1400000000", "--max-records", "2000000"}, io.Discard); err != nil {
+	if c, err = ParseConfig([]string{"--quick", "--systems", "pipe,reo"}, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	if n := shortWindows(c); n != "" {
-		t.Errorf("1.4 GB runs still noted: %q", n)
+		t.Errorf("noted without pipe-txn: %q", n)
 	}
-	if c, err = ParseConfig([]string{"--quick", "--window-from", "0.25", "--bytes", "600000000"}, io.Discard); err != nil {
+	if c, err = ParseConfig([]string{"--quick", "--systems", "pipe,pipe-txn", "--bytes", "400000000", "--max-records", "400000"}, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	if n := shortWindows(c); n != "" {
-		t.Errorf("600 MB runs opened at 25%% still noted: %q", n)
+		t.Errorf("400 MB runs still noted: %q", n)
 	}
 	for _, bad := range []string{"-0.1", "0.6"} {
 		if _, err := ParseConfig([]string{"--window-from", bad}, io.Discard); err == nil || !strings.Contains(err.Error(), "--window-from") {
