@@ -67,6 +67,7 @@ func Execute(ctx context.Context, cfg *Config, command string, stderr io.Writer)
 		rep.Notes = append(rep.Notes, "in-process clusters (kfake): these figures are NOT valid benchmark results; kfake completes transactions synchronously and shares reo-bench's CPU. Use --kafka local.")
 	}
 	rep.WindowFrom = cfg.windowFrom
+	rep.StableTiming = true
 	if n := shortWindows(cfg); n != "" {
 		rep.Notes = append(rep.Notes, n)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sort"
 	"strconv"
@@ -385,4 +386,99 @@ func (p *Pacer) Close(ctx context.Context) error {
 		return fmt.Errorf("latency producer: %d records failed", n)
 	}
 	return nil
+}
+
+// StableWatcher samples the sum of the last stable offsets of topics'
+// partitions (what read_committed may read, transaction markers
+// included) at a fixed interval, without reading any record: a view of
+// a saturation run free of a consumer's own pace.
+type StableWatcher struct {
+	adm    *kadm.Client
+	topics []string
+	cancel context.CancelFunc
+	done   chan struct{}
+	mu     sync.Mutex
+	trace  []Sighting
+}
+
+// WatchStable starts a StableWatcher; Stop ends it.
+func WatchStable(ctx context.Context, opts []kgo.Opt, topics []string, every time.Duration) (*StableWatcher, error) {
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("stable offsets of %v: %w", topics, err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	w := &StableWatcher{adm: kadm.NewClient(cl), topics: topics, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			w.sample(ctx)
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return w, nil
+}
+
+func (w *StableWatcher) sample(ctx context.Context) {
+	ends, err := w.adm.ListCommittedOffsets(ctx, w.topics...)
+	at := time.Now()
+	if err != nil || ends.Error() != nil {
+		return
+	}
+	var sum int64
+	ends.Each(func(o kadm.ListedOffset) { sum += o.Offset })
+	w.mu.Lock()
+	w.trace = append(w.trace, Sighting{At: at, N: sum})
+	w.mu.Unlock()
+}
+
+// Stop ends the sampling, takes one last sample (so that the trace ends
+// at the final offsets) and closes the client.
+func (w *StableWatcher) Stop() {
+	w.cancel()
+	<-w.done
+	if w.adm == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	w.sample(ctx)
+	w.adm.Close()
+	w.adm = nil
+}
+
+// Trace is every sample so far.
+func (w *StableWatcher) Trace() []Sighting {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]Sighting(nil), w.trace...)
+}
+
+// InRecords turns a trace of summed stable offsets into one of records:
+// it ends at the first sample that reached the last sample's sum, and
+// each sum is scaled by n over that sum, so the transaction markers
+// (spread over the run with the commits) count as records do. Nil when
+// the trace is empty or never reached n.
+func InRecords(trace []Sighting, n int64) []Sighting {
+	if len(trace) == 0 {
+		return nil
+	}
+	final := trace[len(trace)-1].N
+	if final < n || final <= 0 {
+		return nil
+	}
+	var out []Sighting
+	for _, s := range trace {
+		out = append(out, Sighting{At: s.At, N: int64(math.Round(float64(s.N) * float64(n) / float64(final)))})
+		if s.N >= final {
+			break
+		}
+	}
+	return out
 }

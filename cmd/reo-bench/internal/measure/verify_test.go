@@ -146,3 +146,61 @@ func TestVerify(t *testing.T) {
 		})
 	}
 }
+
+// InRecords scales summed stable offsets (records and markers) to
+// records, ends at the first sample of the final sum, and refuses a
+// trace that never reached n.
+func TestInRecords(t *testing.T) {
+	t0 := time.Unix(100, 0)
+	at := func(s int, n int64) Sighting { return Sighting{At: t0.Add(time.Duration(s) * time.Second), N: n} }
+	// 1,000 records and 10 markers: 1,010 offsets.
+	got := InRecords([]Sighting{at(0, 0), at(1, 505), at(2, 1010), at(3, 1010)}, 1000)
+	want := []Sighting{at(0, 0), at(1, 500), at(2, 1000)}
+	if len(got) != len(want) {
+		t.Fatalf("InRecords: %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("sample %d: %v, want %v", i, got[i], want[i])
+		}
+	}
+	if got := InRecords([]Sighting{at(0, 0), at(1, 900)}, 1000); got != nil {
+		t.Errorf("a trace short of n: %v, want nil", got)
+	}
+	if got := InRecords(nil, 1000); got != nil {
+		t.Errorf("an empty trace: %v, want nil", got)
+	}
+}
+
+// The stable watcher sees committed transactions and not open or
+// aborted ones' records, and its last sample, taken at Stop, is the
+// final sum of the last stable offsets: records and markers.
+func TestWatchStable(t *testing.T) {
+	p := newVerifyPair(t)
+	const partitions = 3
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	txnProduce(t, p.dst, "t", partitions, records("t", partitions, 30, 0), true)
+	w, err := WatchStable(ctx, p.dst, []string{"t"}, 10*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	txnProduce(t, p.dst, "t", 0, records("t", partitions, 30, 30), false)
+	txnProduce(t, p.dst, "t", 0, records("t", partitions, 60, 60), true)
+	w.Stop()
+	tr := w.Trace()
+	if len(tr) < 2 {
+		t.Fatalf("trace %v: want a sample while running and one at Stop", tr)
+	}
+	// 120 records, 30 aborted; a marker per partition per transaction.
+	if final := tr[len(tr)-1].N; final != 120+3*partitions {
+		t.Errorf("final sum %d, want 129 (120 records, 9 markers)", final)
+	}
+	if tr[0].N != 30+partitions {
+		t.Errorf("first sample %d, want 33 (the first transaction and its markers)", tr[0].N)
+	}
+	in := InRecords(tr, 90)
+	if len(in) == 0 || in[len(in)-1].N != 90 {
+		t.Errorf("in records: %v, want it to end at the 90 committed records", in)
+	}
+}

@@ -92,8 +92,12 @@ type Report struct {
 	// WindowFrom is the share of a saturation run's records seen before
 	// its measured window opened (--window-from; 0 in older reports: at
 	// the first records seen).
-	WindowFrom float64  `json:"window_from,omitempty"`
-	Results    []Result `json:"results"`
+	WindowFrom float64 `json:"window_from,omitempty"`
+	// StableTiming says saturation runs were timed on the destination's
+	// last stable offsets (false in older reports: on the harness
+	// consumer's sightings).
+	StableTiming bool     `json:"stable_timing,omitempty"`
+	Results      []Result `json:"results"`
 	// Ceilings are the bare producer's and consumer's rates, per
 	// workload and repetition.
 	Ceilings []Ceiling `json:"ceilings,omitempty"`
@@ -267,6 +271,15 @@ type Result struct {
 	// Progress is when (seconds after the system started) the harness
 	// first saw each twentieth of the records: the shape of the run.
 	Progress []float64 `json:"progress_sec,omitempty"`
+	// StableProgress is the same from the destination's last stable
+	// offsets, sampled every 50 ms without reading records.
+	StableProgress []float64 `json:"stable_progress_sec,omitempty"`
+	// WatcherRecordsPerSec is the saturation rate timed on the harness
+	// consumer's sightings, as reports before 2026-12-02 were; Timing is
+	// "consumer" when the run's figures are timed so (no usable stable
+	// offsets), empty when on the stable offsets.
+	WatcherRecordsPerSec float64 `json:"watcher_records_per_sec,omitempty"`
+	Timing               string  `json:"timing,omitempty"`
 	// OfferedRate and AchievedRate are the latency phase's target and the
 	// rate the harness producer actually reached (records/s).
 	OfferedRate    float64      `json:"offered_records_per_sec,omitempty"`
@@ -684,10 +697,14 @@ func (r *Report) windowRatesText(wl Workload) string {
 
 // windowText says what a saturation run's rate is taken over.
 func (r *Report) windowText() string {
-	if r.WindowFrom <= 0 {
-		return "records/s = (N − records visible at the first sighting) / (last − first sighting)."
+	w := "records/s = (N − records visible at the first sighting) / (last − first sighting)."
+	if r.WindowFrom > 0 {
+		w = fmt.Sprintf("records/s = (N − M) / (last sighting − sighting of M), where M is the count at the first sighting of at least %.0f%% of N (--window-from): the start of the run, before the loops and the brokers are in their stride, is left out. The ceilings are timed over the same share (the producer from its acknowledgements); CPU s/GB is over the same window.", r.WindowFrom*100)
 	}
-	return fmt.Sprintf("records/s = (N − M) / (last sighting − sighting of M), where M is the count at the first sighting of at least %.0f%% of N (--window-from): the run's start is left out, so a system whose records become visible a large transaction at a time is not credited with the reading and writing it did before its first commit, and one that starts slowly is not charged for it. The ceilings are timed over the same share (the producer from its acknowledgements); CPU s/GB is over the same window.", r.WindowFrom*100)
+	if r.StableTiming {
+		w += " The sightings are not the consumer's: every 50 ms the harness sums the destination partitions' last stable offsets (ListOffsets, read_committed), which say what a read_committed reader may read without reading it, so a consumer that falls behind does not delay them (the harness's fell a second behind reo's transactional output, reports/bench-window). The sums count transaction markers too, so they are scaled by N over the final sum, and the run ends at the first sample of that final sum. The consumer's own rate is kept in bench.json (watcher_records_per_sec); startup s is to the first sample above zero."
+	}
+	return w
 }
 
 // repeatLabel names x's repetition in notes, when it has one.
