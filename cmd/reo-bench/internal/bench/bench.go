@@ -245,6 +245,14 @@ wait:
 	res.CPUSecondsPerGB = (s.CPUAt(z.At) - s.CPUAt(a.At)) / gb
 	res.BrokerCPUSecondsPerGB = (brokers.CPUAt(z.At) - brokers.CPUAt(a.At)) / gb
 	res.HarnessCPUSecondsPerGB = (harness.CPUAt(z.At) - harness.CPUAt(a.At)) / gb
+	// What the system wrote, read back by a bare consumer with the
+	// consume ceiling's settings, the system stopped.
+	rctx, cancel := context.WithTimeout(ctx, b.cfg.phaseTimeout)
+	res.DownstreamRecordsPerSec, err = b.readRate(rctx, b.dstOpts, ts, n, pipeTuning.ConsumerOpts())
+	cancel()
+	if err != nil {
+		return fmt.Errorf("reading the destination back: %w", err)
+	}
 	return b.check(ctx, ts, res, true)
 }
 

@@ -225,8 +225,14 @@ func (b *bench) ceiling(ctx context.Context, wl report.Workload, gen *measure.Re
 // consumeRate reads n records of the source topics ts with a bare
 // consumer and returns its rate, timed like the systems (measuredWindow).
 func (b *bench) consumeRate(ctx context.Context, ts topicSet, n int64, tuning []kgo.Opt) (float64, error) {
+	return b.readRate(ctx, b.srcOpts, ts, n, tuning)
+}
+
+// readRate reads n records of topics ts on the cluster of opts with a
+// bare read_committed consumer and returns its rate (measuredWindow).
+func (b *bench) readRate(ctx context.Context, opts []kgo.Opt, ts topicSet, n int64, tuning []kgo.Opt) (float64, error) {
 	start := time.Now()
-	w, err := measure.Watch(ctx, b.srcOpts, ts.names(), n, nil, tuning...)
+	w, err := measure.Watch(ctx, opts, ts.names(), n, nil, tuning...)
 	if err != nil {
 		return 0, err
 	}

@@ -280,6 +280,10 @@ type Result struct {
 	// offsets), empty when on the stable offsets.
 	WatcherRecordsPerSec float64 `json:"watcher_records_per_sec,omitempty"`
 	Timing               string  `json:"timing,omitempty"`
+	// DownstreamRecordsPerSec is how fast a bare read_committed consumer
+	// (the consume ceiling's settings) read the destination topics back
+	// after the run: what the system's output costs its readers.
+	DownstreamRecordsPerSec float64 `json:"downstream_records_per_sec,omitempty"`
 	// OfferedRate and AchievedRate are the latency phase's target and the
 	// rate the harness producer actually reached (records/s).
 	OfferedRate    float64      `json:"offered_records_per_sec,omitempty"`
@@ -431,6 +435,7 @@ func (r *Report) Markdown(w io.Writer, charts []string) error {
 		b.WriteString(r.workloadTable(wl))
 		b.WriteString("\n")
 		b.WriteString(r.windowRatesText(wl))
+		b.WriteString(r.downstreamText(wl))
 		if ts := r.Targets(wl.Name); len(ts) > 0 && !wl.ReoOnly() {
 			b.WriteString("Goals for reo on this workload:\n\n| goal | want | got | met | margin |\n|---|---|---|:---:|---|\n")
 			for _, t := range ts {
@@ -634,6 +639,28 @@ func (r *Report) setupText() string {
 `)
 	}
 	return b.String()
+}
+
+// downstreamText is a line on how fast a bare read_committed consumer
+// read each system's output back (medians of the verified runs); empty
+// when no run has the figure.
+func (r *Report) downstreamText(wl Workload) string {
+	var parts []string
+	for _, sys := range r.systemsOn(wl.Name) {
+		var xs []float64
+		for _, x := range r.Results {
+			if x.System == sys && x.Workload.Name == wl.Name && x.Verified && x.DownstreamRecordsPerSec > 0 {
+				xs = append(xs, x.DownstreamRecordsPerSec)
+			}
+		}
+		if len(xs) > 0 {
+			parts = append(parts, fmt.Sprintf("%s %s", sys, SpreadOf(xs).num()))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "Each system's output read back after its run by a bare read_committed consumer (the consume ceiling's settings), records/s: " + strings.Join(parts, "; ") + ".\n\n"
 }
 
 // WindowRate is a saturation rate over the window that opens at the

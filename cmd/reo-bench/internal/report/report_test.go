@@ -555,3 +555,27 @@ func TestWindowRatesTable(t *testing.T) {
 		t.Errorf("window table has a system without rates, or an unverified run:\n%s", text)
 	}
 }
+
+// TestDownstreamText proves the read-back line: medians of the verified
+// runs per system, none for a system without the figure.
+func TestDownstreamText(t *testing.T) {
+	r := sampleReport()
+	base := r.Results[0].Workload
+	if got := r.downstreamText(base); got != "" {
+		t.Errorf("no run has the figure, yet: %q", got)
+	}
+	r.Results[0].DownstreamRecordsPerSec = 500_000
+	r.Results[1].DownstreamRecordsPerSec = 700_000
+	r.Results = append(r.Results,
+		Result{System: SysReo, Workload: base, Verified: true, DownstreamRecordsPerSec: 900_000, Repeat: 2},
+		Result{System: SysReo, Workload: base, Verified: false, DownstreamRecordsPerSec: 100, Repeat: 3})
+	got := r.downstreamText(base)
+	for _, want := range []string{"pipe 500000;", "reo 800000 (700000–900000)"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("read-back line lacks %q: %q", want, got)
+		}
+	}
+	if strings.Contains(got, "mm2") {
+		t.Errorf("read-back line names a system without the figure: %q", got)
+	}
+}
