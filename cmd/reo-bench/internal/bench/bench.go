@@ -132,7 +132,7 @@ func (b *bench) saturate(ctx context.Context, sys string, wl report.Workload, ts
 		return err
 	}
 	defer w.Stop()
-	lso, err := measure.WatchStable(ctx, b.dstOpts, ts.names(), 50*time.Millisecond)
+	lso, err := measure.WatchStable(ctx, b.dstOpts, ts.names(), stableEvery(wl.Partitions*wl.TopicCount()))
 	if err != nil {
 		return err
 	}
@@ -247,13 +247,22 @@ wait:
 	res.HarnessCPUSecondsPerGB = (harness.CPUAt(z.At) - harness.CPUAt(a.At)) / gb
 	// What the system wrote, read back by a bare consumer with the
 	// consume ceiling's settings, the system stopped.
+	// The watcher saw n records, so this read ends; a failure costs
+	// only the figure, never the oracle's verdict.
 	rctx, cancel := context.WithTimeout(ctx, b.cfg.phaseTimeout)
-	res.DownstreamRecordsPerSec, err = b.readRate(rctx, b.dstOpts, ts, n, pipeTuning.ConsumerOpts())
-	cancel()
-	if err != nil {
-		return fmt.Errorf("reading the destination back: %w", err)
+	if res.DownstreamRecordsPerSec, err = b.readRate(rctx, b.dstOpts, ts, n, pipeTuning.ConsumerOpts()); err != nil {
+		b.prog.Logf("%s %s: reading the destination back: %v", wl.Name, sys, err)
 	}
+	cancel()
 	return b.check(ctx, ts, res, true)
+}
+
+// stableEvery is how often a saturation run samples the destination's
+// last stable offsets: every 50 ms up to 500 partitions, less often
+// above (a ListOffsets over 5,000 partitions every 500 ms), so the
+// sampling stays a small load on the broker.
+func stableEvery(partitions int) time.Duration {
+	return min(time.Second, 50*time.Millisecond*time.Duration(max(1, partitions/500)))
 }
 
 // check runs the oracle over every topic of ts and folds its verdict

@@ -71,7 +71,7 @@ func Execute(ctx context.Context, cfg *Config, command string, stderr io.Writer)
 	if n := shortWindows(cfg); n != "" {
 		rep.Notes = append(rep.Notes, n)
 	}
-	rep.Notes = append(rep.Notes, fmt.Sprintf("a saturation run is timed on the destination's last stable offsets, sampled every 50 ms; its records are counted in the destination by one read_committed consumer whose fetches wait for %d bytes or 100 ms (--watch-min-bytes), and the run ends when it has seen them all", cfg.watchMinBytes))
+	rep.Notes = append(rep.Notes, fmt.Sprintf("a saturation run is timed on the destination's last stable offsets, sampled every 50 ms (every 50 ms per 500 partitions above 1,000, at most 1 s); its records are counted in the destination by one read_committed consumer whose fetches wait for %d bytes or 100 ms (--watch-min-bytes), and the run ends when it has seen them all", cfg.watchMinBytes))
 	b := &bench{cfg: *cfg}
 	b.prog = newProgress(stderr, 0)
 	defer b.prog.Close()

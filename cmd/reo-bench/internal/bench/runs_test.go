@@ -78,6 +78,11 @@ func TestMeasuredWindow(t *testing.T) {
 	if got := runShape(trace[:3], 1000, t0, 4); !slices.Equal(got, []float64{1.5, 1.5}) {
 		t.Errorf("progress of a run seen to 700 of 1000: %v, want [1.5 1.5]", got)
 	}
+	for parts, want := range map[int]time.Duration{12: 50 * time.Millisecond, 999: 50 * time.Millisecond, 3000: 300 * time.Millisecond, 5000: 500 * time.Millisecond, 50_000: time.Second} {
+		if got := stableEvery(parts); got != want {
+			t.Errorf("stableEvery(%d) = %v, want %v", parts, got, want)
+		}
+	}
 	once := []measure.Sighting{at(1000, 1000)}
 	if a, z := measuredWindow(once, 100, t0); windowRate(a, z) != 1000 {
 		t.Errorf("all at once after 1 s: %v/s, want 1000 (from start)", windowRate(a, z))

@@ -272,7 +272,7 @@ type Result struct {
 	// first saw each twentieth of the records: the shape of the run.
 	Progress []float64 `json:"progress_sec,omitempty"`
 	// StableProgress is the same from the destination's last stable
-	// offsets, sampled every 50 ms without reading records.
+	// offsets, sampled every 50 ms (less often above 1,000 partitions) without reading records.
 	StableProgress []float64 `json:"stable_progress_sec,omitempty"`
 	// WatcherRecordsPerSec is the saturation rate timed on the harness
 	// consumer's sightings, as reports before 2026-12-02 were; Timing is
@@ -729,7 +729,7 @@ func (r *Report) windowText() string {
 		w = fmt.Sprintf("records/s = (N − M) / (last sighting − sighting of M), where M is the count at the first sighting of at least %.0f%% of N (--window-from): the start of the run, before the loops and the brokers are in their stride, is left out. The ceilings are timed over the same share (the producer from its acknowledgements); CPU s/GB is over the same window.", r.WindowFrom*100)
 	}
 	if r.StableTiming {
-		w += " The sightings are not the consumer's: every 50 ms the harness sums the destination partitions' last stable offsets (ListOffsets, read_committed), which say what a read_committed reader may read without reading it, so a consumer that falls behind does not delay them (the harness's fell a second behind reo's transactional output, reports/bench-window). The sums count transaction markers too, so they are scaled by N over the final sum, and the run ends at the first sample of that final sum. The consumer's own rate is kept in bench.json (watcher_records_per_sec); startup s is to the first sample above zero."
+		w += " The sightings are not the consumer's: every 50 ms (less often above 1,000 partitions: 50 ms per 500, at most 1 s) the harness sums the destination partitions' last stable offsets (ListOffsets, read_committed), which say what a read_committed reader may read without reading it, so a consumer that falls behind does not delay them (the harness's fell a second behind reo's transactional output, reports/bench-window). The sums count transaction markers too, so they are scaled by N over the final sum, and the run ends at the first sample of that final sum. The consumer's own rate is kept in bench.json (watcher_records_per_sec); startup s is to the first sample above zero."
 	}
 	return w
 }
