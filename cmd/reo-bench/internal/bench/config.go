@@ -67,6 +67,9 @@ type Config struct {
 	// watchMinBytes is the fetch min bytes of the consumer that counts a
 	// saturation run's records in the destination.
 	watchMinBytes int
+	// rates are the latency runs' offered rates by workload, read from
+	// an earlier report (--latency-rates-from).
+	rates map[string]float64
 	// windowFrom is the share of a saturation run's records seen before
 	// its measured window opens.
 	windowFrom float64
@@ -211,6 +214,7 @@ func ParseConfig(args []string, stderr io.Writer) (*Config, error) {
 	fs.DurationVar(&c.satProfile, "reo-pprof-saturation", 10*time.Second, "with --reo-pprof, how long to profile each saturation run of reo from its start (a run that ends sooner waits for it)")
 	fs.BoolVar(&c.keepTopics, "keep-topics", false, "keep each run's topics (default: delete after the oracle)")
 	fs.Float64Var(&c.rate, "latency-rate", 0, "offered records/s of the latency runs (0: half the slowest system's saturation throughput on the workload)")
+	ratesFrom := fs.String("latency-rates-from", "", "a bench.json whose latency runs' offered rates, workload by workload, this run's latency runs use (so a run without MirrorMaker 2 offers what a full plan did); --latency-rate overrides it")
 	fs.DurationVar(&c.latency, "latency-duration", 20*time.Second, "measured part of each latency run")
 	fs.DurationVar(&c.warmup, "warmup", 3*time.Second, "unmeasured start of each latency run at the offered rate")
 	fs.DurationVar(&c.phaseTimeout, "phase-timeout", 5*time.Minute, "bound on each phase (start-up, saturation, drain, oracle)")
@@ -326,6 +330,12 @@ func ParseConfig(args []string, stderr io.Writer) (*Config, error) {
 	}
 	if *bytes <= 0 || *maxRecords <= 0 {
 		return nil, errors.New("--bytes and --max-records must be positive")
+	}
+	if *ratesFrom != "" {
+		var err error
+		if c.rates, err = offeredRates(*ratesFrom); err != nil {
+			return nil, fmt.Errorf("--latency-rates-from: %w", err)
+		}
 	}
 	if c.windowFrom < 0 || c.windowFrom > 0.5 {
 		return nil, fmt.Errorf("--window-from %g: must be from 0 to 0.5", c.windowFrom)
@@ -445,6 +455,25 @@ func costPlan(size, instances int, partitions []int, topics string, bytes int64,
 			return nil, fmt.Errorf("--cost-topics: %q is not TOPICSxPARTITIONS", topics)
 		}
 		add(report.Workload{RecordBytes: size, Partitions: np, Topics: nt, Instances: instances})
+	}
+	return out, nil
+}
+
+// offeredRates reads the offered rate of each workload's latency runs
+// from a saved report (the largest, should its runs differ).
+func offeredRates(path string) (map[string]float64, error) {
+	rep, err := report.ReadReport(path)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]float64{}
+	for _, x := range rep.Results {
+		if x.OfferedRate > out[x.Workload.Name] {
+			out[x.Workload.Name] = x.OfferedRate
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s has no latency runs", path)
 	}
 	return out, nil
 }

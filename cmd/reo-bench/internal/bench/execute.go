@@ -68,6 +68,17 @@ func Execute(ctx context.Context, cfg *Config, command string, stderr io.Writer)
 	}
 	rep.WindowFrom = cfg.windowFrom
 	rep.StableTiming = true
+	if len(cfg.rates) > 0 {
+		var rs []string
+		for _, wl := range cfg.workloads {
+			if r, ok := cfg.rates[wl.Name]; ok && cfg.rate == 0 {
+				rs = append(rs, fmt.Sprintf("%s %.0f", wl.Name, r))
+			}
+		}
+		if len(rs) > 0 {
+			rep.Notes = append(rep.Notes, "the latency runs offer the rates of an earlier report (--latency-rates-from), records/s: "+strings.Join(rs, ", "))
+		}
+	}
 	if n := shortWindows(cfg); n != "" {
 		rep.Notes = append(rep.Notes, n)
 	}

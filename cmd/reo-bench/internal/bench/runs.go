@@ -96,12 +96,16 @@ func (b *bench) runAll(ctx context.Context) ([]report.Result, []report.Ceiling) 
 // records, the ceilings are measured, then every system's saturation run
 // in the repetition's order, then (unless the workload has none) every
 // system's latency run in the same order, at one offered rate for all:
-// --latency-rate, else half the slowest system's saturation rate on the
+// --latency-rate, else the workload's rate in --latency-rates-from, else
+// half the slowest system's saturation rate on the
 // base workload, else on this one in its first repetition.
 func (b *bench) runWorkload(ctx context.Context, wl report.Workload, systems []string, rate float64) ([]report.Result, []report.Ceiling) {
 	gen := measure.NewRecordGen(wl.RecordBytes, wl.Partitions, b.cfg.seed)
 	var out []report.Result
 	var ceilings []report.Ceiling
+	if r := b.cfg.rates[wl.Name]; r > 0 {
+		rate = r
+	}
 	if b.cfg.rate > 0 {
 		rate = b.cfg.rate
 	}

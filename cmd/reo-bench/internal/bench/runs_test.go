@@ -2,15 +2,16 @@ package bench
 
 import (
 	"context"
-	"github.com/reo-kafka/reo/cmd/reo-bench/internal/measure"
 	"io"
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/reo-kafka/reo/cluster"
+	"github.com/reo-kafka/reo/cmd/reo-bench/internal/measure"
 	"github.com/reo-kafka/reo/cmd/reo-bench/internal/report"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -241,6 +242,40 @@ func TestShortRunsNote(t *testing.T) {
 	for _, bad := range []string{"-0.1", "0.6"} {
 		if _, err := ParseConfig([]string{"--window-from", bad}, io.Discard); err == nil || !strings.Contains(err.Error(), "--window-from") {
 			t.Errorf("--window-from %s: %v", bad, err)
+		}
+	}
+}
+
+// TestLatencyRatesFrom proves --latency-rates-from: each workload's
+// offered rate is read from a saved report, a report without latency
+// runs and a missing file are refused naming the flag.
+func TestLatencyRatesFrom(t *testing.T) {
+	dir := t.TempDir()
+	base := report.Workload{Name: "1KiB-p12-i1", RecordBytes: 1024, Partitions: 12, Instances: 1}
+	small := report.Workload{Name: "100B-p12-i1", RecordBytes: 100, Partitions: 12, Instances: 1}
+	rep := &report.Report{Results: []report.Result{
+		{System: report.SysPipe, Workload: base, OfferedRate: 4809},
+		{System: report.SysReo, Workload: base, OfferedRate: 4809},
+		{System: report.SysReo, Workload: small, OfferedRate: 13641},
+		{System: report.SysReo, Workload: report.Workload{Name: "saturation-only"}},
+	}}
+	if err := rep.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	c, err := ParseConfig([]string{"--latency-rates-from", filepath.Join(dir, "bench.json")}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.rates["1KiB-p12-i1"] != 4809 || c.rates["100B-p12-i1"] != 13641 || len(c.rates) != 2 {
+		t.Errorf("rates %v, want 1KiB-p12-i1 4809 and 100B-p12-i1 13641 only", c.rates)
+	}
+	empty := t.TempDir()
+	if err := (&report.Report{Results: []report.Result{{System: report.SysReo, Workload: base}}}).Write(empty); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{filepath.Join(empty, "bench.json"), filepath.Join(dir, "missing.json")} {
+		if _, err := ParseConfig([]string{"--latency-rates-from", path}, io.Discard); err == nil || !strings.Contains(err.Error(), "--latency-rates-from") {
+			t.Errorf("%s: %v, want an error naming --latency-rates-from", path, err)
 		}
 	}
 }
