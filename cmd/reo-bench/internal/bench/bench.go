@@ -171,11 +171,11 @@ wait:
 		case <-w.Reached():
 			break wait
 		case <-pctx.Done():
-			got, _, _, _ := w.Seen()
+			got := w.Seen()
 			runErr = fmt.Errorf("only %d of %d records visible after %s; its log:\n%s", got, n, b.cfg.phaseTimeout, r.logTail(40))
 			break wait
 		case <-tick.C:
-			got, _, _, _ := w.Seen()
+			got := w.Seen()
 			b.prog.Count(got, n)
 			if err := r.exited(); err != nil {
 				runErr = err
@@ -197,7 +197,6 @@ wait:
 		res.ReoSaturation, _ = measure.ScrapeReo(ctx, r.metrics())
 	}
 	b.noteGroupSync(ctx, r, ts.base, "sat", res)
-	_, first, _, _ := w.Seen()
 	seen := w.Trace()
 	w.Stop()
 	lso.Stop()
@@ -219,12 +218,9 @@ wait:
 	}
 	for _, x := range trace {
 		if x.N > 0 {
-			first = x.At
+			res.StartupSec = x.At.Sub(started).Seconds()
 			break
 		}
-	}
-	if !first.IsZero() {
-		res.StartupSec = first.Sub(started).Seconds()
 	}
 	if runErr != nil {
 		return runErr
@@ -453,7 +449,7 @@ func (b *bench) latency(ctx context.Context, sys string, wl report.Workload, ts 
 	readyCtx, cancel := context.WithTimeout(ctx, b.cfg.phaseTimeout)
 	defer cancel()
 	for {
-		if n, _, _, _ := w.Seen(); n > 0 {
+		if n := w.Seen(); n > 0 {
 			break
 		}
 		if err := r.exited(); err != nil {
@@ -480,7 +476,7 @@ func (b *bench) latency(ctx context.Context, sys string, wl report.Workload, ts 
 	// Let the system deliver everything that was offered.
 	drain := time.Now().Add(b.cfg.phaseTimeout)
 	for {
-		n, _, _, _ := w.Seen()
+		n := w.Seen()
 		b.prog.Count(n, int64(p.Sent()))
 		if n >= int64(p.Sent()) {
 			break

@@ -244,7 +244,7 @@ func (b *bench) readRate(ctx context.Context, opts []kgo.Opt, ts topicSet, n int
 	select {
 	case <-w.Reached():
 	case <-ctx.Done():
-		got, _, _, _ := w.Seen()
+		got := w.Seen()
 		return 0, fmt.Errorf("read %d of %d records: %w", got, n, ctx.Err())
 	}
 	a, z := measuredWindow(w.Trace(), windowStart(b.cfg.windowFrom, n), start)

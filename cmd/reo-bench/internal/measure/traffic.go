@@ -166,8 +166,8 @@ func produce(ctx context.Context, opts []kgo.Opt, topics []string, g *RecordGen,
 }
 
 // Watcher is the harness consumer on a destination topic (read_committed,
-// from the start): it counts visible records, notes when it first and
-// last saw some, and optionally hands every record to onRecord with the
+// from the start): it counts visible records, keeps a trace of its
+// sightings (Trace), and optionally hands every record to onRecord with the
 // time its poll returned. Its goroutine is owned by the Watcher: Stop ends
 // it.
 type Watcher struct {
@@ -177,9 +177,6 @@ type Watcher struct {
 
 	count    atomic.Int64
 	mu       sync.Mutex // guards the fields below
-	first    time.Time  // first poll that returned records
-	firstN   int64      // records visible at first
-	last     time.Time  // last poll that returned records
 	trace    []Sighting // every poll that returned records
 	reached  chan struct{}
 	target   int64
@@ -228,10 +225,6 @@ func Watch(ctx context.Context, opts []kgo.Opt, topics []string, target int64, o
 			}
 			total := w.count.Add(n)
 			w.mu.Lock()
-			if w.first.IsZero() {
-				w.first, w.firstN = at, total
-			}
-			w.last = at
 			w.trace = append(w.trace, Sighting{At: at, N: total})
 			w.mu.Unlock()
 			if !reached && w.target > 0 && total >= w.target {
@@ -252,12 +245,8 @@ func (w *Watcher) Stop() {
 	<-w.done
 }
 
-// Seen returns the count and the first and last sightings.
-func (w *Watcher) Seen() (n int64, first time.Time, firstN int64, last time.Time) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.count.Load(), w.first, w.firstN, w.last
-}
+// Seen is how many records the watcher has seen.
+func (w *Watcher) Seen() int64 { return w.count.Load() }
 
 // Trace is every sighting so far: when a poll returned records, and how
 // many the watcher had seen by then.
