@@ -135,6 +135,69 @@ func TestMaxInflightSplit(t *testing.T) {
 	}
 }
 
+// TestFetchSizesGrowForFewShards proves that with the default fetch sizes
+// a plan whose partitions fall into fewer than four shards fetches more at
+// once (one partition: 16 MiB), never less than the defaults, and never so
+// much that the shards with partitions hold more in flight than four
+// shards do at the defaults; and that sizes a user set are kept.
+func TestFetchSizesGrowForFewShards(t *testing.T) {
+	base := Config{SourceBrokers: []string{"a"}, DestBrokers: []string{"b"}, Topics: ".*", Shards: 16}
+	planOf := func(active int) *plan {
+		p := &plan{shards: make(map[int32][]partitionPlan)}
+		for k := range 16 {
+			p.shards[int32(k)] = nil
+			if k < active {
+				p.shards[int32(k)] = []partitionPlan{{Topic: "t", Partition: int32(k)}}
+			}
+		}
+		return p
+	}
+	c, err := base.withDefaults().compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What one shard holds: a fetch being read, the next one, and its
+	// producer's buffer (BatchMaxBytes plus a fetch).
+	held := func(batch, fetch int64) int64 { return 2*fetch + batch + fetch }
+	limit := 4 * held(DefaultBatchMaxBytes, DefaultFetchMaxBytes)
+	for _, tc := range []struct {
+		active int
+		want   int32
+	}{{1, 16 << 20}, {2, 8 << 20}, {3, (16 << 20) / 3}, {4, 4 << 20}, {12, 4 << 20}, {16, 4 << 20}} {
+		fetch, part := c.fetchSizes(planOf(tc.active))
+		if fetch != tc.want || part != tc.want {
+			t.Errorf("%d shards with partitions: fetch %d, partition fetch %d; want %d", tc.active, fetch, part, tc.want)
+		}
+		if tc.active <= 4 {
+			if got := int64(tc.active) * held(int64(c.BatchMaxBytes), int64(fetch)); got > limit {
+				t.Errorf("%d shards with partitions hold up to %d bytes, more than four shards at the defaults (%d)", tc.active, got, limit)
+			}
+		}
+	}
+	if fetch, part := c.fetchSizes(nil); fetch != DefaultFetchMaxBytes || part != DefaultFetchPartitionBytes {
+		t.Errorf("no plan yet: fetch %d, partition fetch %d; want the defaults", fetch, part)
+	}
+	if fetch, _ := c.fetchSizes(planOf(0)); fetch != DefaultFetchMaxBytes {
+		t.Errorf("no shard with partitions: fetch %d; want the default", fetch)
+	}
+	set := base
+	set.FetchMaxBytes, set.FetchPartitionMaxBytes = 1<<20, 1<<20
+	if c, err = set.withDefaults().compile(); err != nil {
+		t.Fatal(err)
+	}
+	if fetch, part := c.fetchSizes(planOf(1)); fetch != 1<<20 || part != 1<<20 {
+		t.Errorf("FetchMaxBytes set to 1MiB: fetch %d, partition fetch %d for one shard; want the 1MiB set", fetch, part)
+	}
+	inflight := base
+	inflight.MaxInflightBytes = 64 << 20
+	if c, err = inflight.withDefaults().compile(); err != nil {
+		t.Fatal(err)
+	}
+	if fetch, _ := c.fetchSizes(planOf(1)); fetch != 1<<20 {
+		t.Errorf("MaxInflightBytes 64MiB over 16 shards: fetch %d for one shard; want its split, 1MiB", fetch)
+	}
+}
+
 // TestCycleRuleNeverCopiesBack proves MirrorMaker 2's cycle rule: with a
 // destination alias, a source topic that carries the destination's prefix
 // (it came from there) is never selected, while other remote topics and

@@ -930,12 +930,14 @@ func (s *copier) openSource(ctx context.Context, parts []partitionPlan) (*kgo.Cl
 			}
 		}
 	}
+	p, _ := r.currentPlan()
+	fetchMax, partMax := r.cfg.fetchSizes(p)
 	opts := []kgo.Opt{
 		kgo.ConsumePartitions(offsets),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.ConsumeResetOffset(kgo.NoResetOffset()),
-		kgo.FetchMaxBytes(r.cfg.FetchMaxBytes),
-		kgo.FetchMaxPartitionBytes(r.cfg.FetchPartitionMaxBytes),
+		kgo.FetchMaxBytes(fetchMax),
+		kgo.FetchMaxPartitionBytes(partMax),
 	}
 	if r.cfg.MaxInflightBytes > 0 {
 		// One fetch in flight or buffered (kgo's default is one per
