@@ -143,14 +143,15 @@ type Config struct {
 	// the source broker and the shard's loop less per record: on one
 	// partition (reports/bench-fetch), 16 MiB fetches copied 1.18x the
 	// records/s of 4 MiB ones (medians of three runs each, interleaved),
-	// at 0.8x reo's CPU per GB. A shard's
-	// producer never holds more than one transaction, which ends once
-	// BatchMaxBytes is reached, so its buffer stays below BatchMaxBytes +
-	// FetchMaxBytes. Memory in flight is about owned shards × ((source
-	// brokers + 1) × FetchMaxBytes + BatchMaxBytes), with the fetch size
-	// a shard uses: grown only for fewer than four shards with partitions,
-	// so an instance owning all of them holds no more than four shards do
-	// at the defaults.
+	// at 0.8x reo's CPU per GB.
+	//
+	// A shard's producer never holds more than one transaction, which ends
+	// once BatchMaxBytes is reached, so its buffer stays below
+	// BatchMaxBytes + FetchMaxBytes. Memory in flight is about owned
+	// shards × ((source brokers + 1) × FetchMaxBytes + BatchMaxBytes),
+	// with the fetch size a shard uses: grown only for fewer than four
+	// shards with partitions, so an instance owning all of them holds no
+	// more than four shards do at the defaults.
 	FetchMaxBytes          int32
 	FetchPartitionMaxBytes int32
 
