@@ -93,6 +93,14 @@ func TestSettleAfterCommit(t *testing.T) {
 		produceNumbered(t, src, "logs", fmt.Sprintf("b%d-", i), 10, 1)
 		waitFor(t, 20*time.Second, countIs(t, dst, "logs", 10*(i+1)))
 	}
+	// The last settle runs after its commit's records are readable: wait
+	// for it rather than race it.
+	waitFor(t, 10*time.Second, func() string {
+		if asked, _, _ := l.snapshot(); len(asked) < 12 {
+			return fmt.Sprintf("%d settles so far", len(asked))
+		}
+		return ""
+	})
 	asked, states, skipped := l.snapshot()
 	if len(asked) < 12 {
 		t.Fatalf("%d settles after 12 separate batches, want one per commit (at least 12)", len(asked))
