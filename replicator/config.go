@@ -320,9 +320,6 @@ func (cfg Config) withDefaults() Config {
 // compiled is a validated config with its regular expressions compiled.
 type compiled struct {
 	Config
-	// fetchScales: FetchMaxBytes and FetchPartitionMaxBytes are the
-	// defaults, which fetchSizes grows for a plan of few shards.
-	fetchScales   bool
 	include       *regexp.Regexp
 	exclude       *regexp.Regexp
 	groups        *regexp.Regexp
@@ -333,8 +330,7 @@ func (cfg Config) compile() (*compiled, error) {
 	bad := func(field, format string, args ...any) error {
 		return &ConfigError{Field: field, Reason: fmt.Sprintf(format, args...)}
 	}
-	c := &compiled{Config: cfg, fetchScales: cfg.MaxInflightBytes == 0 &&
-		cfg.FetchMaxBytes == DefaultFetchMaxBytes && cfg.FetchPartitionMaxBytes == DefaultFetchPartitionBytes}
+	c := &compiled{Config: cfg}
 	switch {
 	case !nameRE.MatchString(cfg.Name):
 		return nil, bad("Name", "%q must match %s", cfg.Name, nameRE)
@@ -432,7 +428,8 @@ func (cfg Config) compile() (*compiled, error) {
 // partitions, between the defaults and FetchBudget.
 func (c *compiled) fetchSizes(p *plan) (fetchMax, partMax int32) {
 	fetchMax, partMax = c.FetchMaxBytes, c.FetchPartitionMaxBytes
-	if !c.fetchScales || p == nil {
+	defaults := c.MaxInflightBytes == 0 && fetchMax == DefaultFetchMaxBytes && partMax == DefaultFetchPartitionBytes
+	if !defaults || p == nil {
 		return fetchMax, partMax
 	}
 	active := 0
