@@ -35,6 +35,10 @@ type bench struct {
 	mm2              *systems.MM2Install
 	prog             *progress
 	brokerPids       []int
+	// brokerJVMs are the broker JVMs of each cluster ("source",
+	// "destination") with their threads' Java names, for the CPU by
+	// thread group (local clusters only).
+	brokerJVMs map[string][]brokerJVM
 	seq              int
 }
 
@@ -144,6 +148,8 @@ func (b *bench) saturate(ctx context.Context, sys string, wl report.Workload, ts
 	brokers.Start()
 	defer harness.Stop()
 	defer brokers.Stop()
+	threads := b.brokerThreadSamplers()
+	defer threads.stop()
 
 	started := time.Now()
 	l, err := b.launch(sys, wl, ts, "sat")
@@ -190,6 +196,7 @@ wait:
 	s.Stop()
 	harness.Stop()
 	brokers.Stop()
+	threads.stop()
 	if prof != nil {
 		<-prof
 	}
@@ -241,6 +248,7 @@ wait:
 	res.CPUSecondsPerGB = (s.CPUAt(z.At) - s.CPUAt(a.At)) / gb
 	res.BrokerCPUSecondsPerGB = (brokers.CPUAt(z.At) - brokers.CPUAt(a.At)) / gb
 	res.HarnessCPUSecondsPerGB = (harness.CPUAt(z.At) - harness.CPUAt(a.At)) / gb
+	res.BrokerThreadCPU = threads.perGB(a.At, z.At, gb)
 	// What the system wrote, read back by a bare consumer with the
 	// consume ceiling's settings, the system stopped.
 	// The watcher saw n records, so this read ends; a failure costs

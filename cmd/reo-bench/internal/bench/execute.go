@@ -193,7 +193,9 @@ func Execute(ctx context.Context, cfg *Config, command string, stderr io.Writer)
 	b.srcOpts, b.dstOpts = cluster.DirectOpts(b.src), cluster.DirectOpts(b.dst)
 	for _, c := range []cluster.Cluster{b.src, b.dst} {
 		if r, ok := c.(interface{ Root() string }); ok {
-			b.brokerPids = append(b.brokerPids, brokerPids(r)...)
+			pids := brokerPids(r)
+			b.brokerPids = append(b.brokerPids, pids...)
+			b.nameBrokerThreads(ctx, strings.TrimPrefix(c.Name(), "bench-"), pids)
 		}
 	}
 

@@ -81,9 +81,9 @@ func parseThreadPrint(out []byte) map[int]string {
 	return names
 }
 
-// jvmThreadNames asks the JVM of pid for its threads' Java names (jcmd
+// JVMThreadNames asks the JVM of pid for its threads' Java names (jcmd
 // next to java, or on PATH).
-func jvmThreadNames(ctx context.Context, pid int) (map[int]string, error) {
+func JVMThreadNames(ctx context.Context, pid int) (map[int]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	jcmd := "jcmd"
@@ -153,7 +153,7 @@ func (s *ThreadSampler) Add(pid int, names map[int]string) {
 // AddJVM adds the JVM pid, naming its threads with jcmd; when jcmd fails
 // the kernel's names are used and the error returned.
 func (s *ThreadSampler) AddJVM(ctx context.Context, pid int) error {
-	names, err := jvmThreadNames(ctx, pid)
+	names, err := JVMThreadNames(ctx, pid)
 	s.Add(pid, names)
 	return err
 }

@@ -296,6 +296,11 @@ type Result struct {
 	// system's traffic crosses, and the counting consumer).
 	BrokerCPUSecondsPerGB  float64 `json:"broker_cpu_seconds_per_gb,omitempty"`
 	HarnessCPUSecondsPerGB float64 `json:"harness_cpu_seconds_per_gb,omitempty"`
+	// BrokerThreadCPU is the brokers' CPU over the same window per GB,
+	// by cluster ("source", "destination") and by what the threads do
+	// (request handlers, network, transaction markers, ...: the groups
+	// of reo-bench's measure.BrokerThreadGroups); local clusters only.
+	BrokerThreadCPU map[string]map[string]float64 `json:"broker_thread_cpu_seconds_per_gb,omitempty"`
 	// Checked counts the records the oracle compared (source side, both
 	// phases); Violations counts its findings by kind.
 	Checked int64 `json:"checked_records"`
@@ -436,6 +441,7 @@ func (r *Report) Markdown(w io.Writer, charts []string) error {
 		b.WriteString("\n")
 		b.WriteString(r.windowRatesText(wl))
 		b.WriteString(r.downstreamText(wl))
+		b.WriteString(r.brokerThreadsText(wl))
 		if ts := r.Targets(wl.Name); len(ts) > 0 && !wl.ReoOnly() {
 			b.WriteString("Goals for reo on this workload:\n\n| goal | want | got | met | margin |\n|---|---|---|:---:|---|\n")
 			for _, t := range ts {
