@@ -39,7 +39,7 @@ type bench struct {
 	// "destination") with their threads' Java names, for the CPU by
 	// thread group (local clusters only).
 	brokerJVMs map[string][]brokerJVM
-	seq              int
+	seq        int
 }
 
 // runName returns a fresh name for one run of one system: it names reo's
