@@ -65,6 +65,7 @@ type Summary struct {
 	RecordsPerSec, MBPerSec, StartupSec, OfferedRate Spread
 	P50Ms, P99Ms, P999Ms                             Spread
 	CPUSecondsPerGB, BrokerCPUSecondsPerGB           Spread
+	HarnessCPUSecondsPerGB                           Spread
 	PeakRSSMB                                        Spread
 	// CommitMsAvg and CommitP99Ms are reo's own, in the saturation phase.
 	CommitMsAvg, CommitP99Ms Spread
@@ -77,7 +78,7 @@ func (s Summary) AllVerified() bool { return s.Runs > 0 && s.Verified == s.Runs 
 // false when it has no result there.
 func (r *Report) Summarize(system, workload string) (Summary, bool) {
 	s := Summary{System: system}
-	var rps, mbps, start, offered, p50, p99, p999, cpu, bcpu, rss, cavg, cp99 []float64
+	var rps, mbps, start, offered, p50, p99, p999, cpu, bcpu, hcpu, rss, cavg, cp99 []float64
 	pos := func(xs *[]float64, v float64) {
 		if v > 0 {
 			*xs = append(*xs, v)
@@ -108,6 +109,7 @@ func (r *Report) Summarize(system, workload string) (Summary, bool) {
 		}
 		pos(&cpu, x.CPUSecondsPerGB)
 		pos(&bcpu, x.BrokerCPUSecondsPerGB)
+		pos(&hcpu, x.HarnessCPUSecondsPerGB)
 		pos(&rss, x.PeakRSSMB)
 		if x.ReoSaturation != nil {
 			pos(&cavg, x.ReoSaturation.CommitMsAvg)
@@ -117,6 +119,7 @@ func (r *Report) Summarize(system, workload string) (Summary, bool) {
 	s.RecordsPerSec, s.MBPerSec, s.StartupSec, s.OfferedRate = SpreadOf(rps), SpreadOf(mbps), SpreadOf(start), SpreadOf(offered)
 	s.P50Ms, s.P99Ms, s.P999Ms = SpreadOf(p50), SpreadOf(p99), SpreadOf(p999)
 	s.CPUSecondsPerGB, s.BrokerCPUSecondsPerGB, s.PeakRSSMB = SpreadOf(cpu), SpreadOf(bcpu), SpreadOf(rss)
+	s.HarnessCPUSecondsPerGB = SpreadOf(hcpu)
 	s.CommitMsAvg, s.CommitP99Ms = SpreadOf(cavg), SpreadOf(cp99)
 	return s, found
 }

@@ -104,7 +104,9 @@ func (r *Report) Targets(workload string) []Target {
 	through := func(s Summary) Spread { return s.RecordsPerSec }
 	p99 := func(s Summary) Spread { return s.P99Ms }
 	cpu := func(s Summary) Spread { return s.CPUSecondsPerGB }
-	ratio("throughput vs pipe", atLeastOncePipes, through, GoalVsPipe, false)
+	if ref := ratio("throughput vs pipe", atLeastOncePipes, through, GoalVsPipe, false); ref != "" && !out[len(out)-1].Met {
+		out[len(out)-1].Why = r.cpuWhy(workload, ref)
+	}
 	ratio("throughput vs mm2-eos", []string{SysMM2EOS}, through, GoalVsMM2EOS, false)
 	ref := ratio("p99 vs pipe at the same rate", atLeastOncePipes, p99, GoalP99VsPipe, true)
 	if n := len(out); n > 0 && out[n-1].Name == "p99 vs pipe at the same rate" && !out[n-1].Met {
@@ -114,7 +116,9 @@ func (r *Report) Targets(workload string) []Target {
 		add(Target{Name: "p99 at the fixed rate", Want: fmt.Sprintf("≤ %.0f ms", GoalP99Ms), Got: fmt.Sprintf("%.1f ms", reo.P99Ms.Median),
 			Met: reo.P99Ms.Median <= GoalP99Ms && reo.AllVerified(), Margin: fmt.Sprintf("%+.1f ms", GoalP99Ms-reo.P99Ms.Median)})
 	}
-	ratio("CPU s/GB vs pipe", atLeastOncePipes, cpu, GoalCPUVsPipe, true)
+	if ref := ratio("CPU s/GB vs pipe", atLeastOncePipes, cpu, GoalCPUVsPipe, true); ref != "" && !out[len(out)-1].Met {
+		out[len(out)-1].Why = r.cpuWhy(workload, ref)
+	}
 	if reo.PeakRSSMB.N > 0 {
 		add(Target{Name: "peak RSS", Want: fmt.Sprintf("≤ %.0f MiB", GoalRSSMiB), Got: fmt.Sprintf("%.0f MiB (largest run)", reo.PeakRSSMB.Max),
 			Met: reo.PeakRSSMB.Max <= GoalRSSMiB, Margin: fmt.Sprintf("%+.0f MiB", GoalRSSMiB-reo.PeakRSSMB.Max)})

@@ -79,3 +79,90 @@ func (r *Report) brokerThreadsText(wl Workload) string {
 	b.WriteString("\n")
 	return b.String()
 }
+
+// threadMedians is system's brokers' CPU per GB on workload by "cluster
+// group" (medians over its runs, a run without a group counting 0); nil
+// when no run measured it.
+func (r *Report) threadMedians(system, workload string) map[string]float64 {
+	per := map[string][]float64{}
+	runs := 0
+	for _, x := range r.Results {
+		if x.System != system || x.Workload.Name != workload || x.Skipped != "" || len(x.BrokerThreadCPU) == 0 {
+			continue
+		}
+		runs++
+		for cluster, groups := range x.BrokerThreadCPU {
+			for g, v := range groups {
+				k := cluster + " " + g
+				per[k] = append(per[k], v)
+			}
+		}
+	}
+	if runs == 0 {
+		return nil
+	}
+	out := map[string]float64{}
+	for k, vs := range per {
+		for len(vs) < runs {
+			vs = append(vs, 0)
+		}
+		out[k] = SpreadOf(vs).Median
+	}
+	return out
+}
+
+// cpuWhy explains a missed throughput or CPU goal on workload against the
+// at-least-once pipe ref from what the run measured: how much of the
+// machine's CPUs the replicator, the brokers and the harness used in the
+// measured window (a copy that fills them is bound by CPU, and then what
+// each GB costs decides the rate), what a GB cost each side, and the
+// brokers' thread groups where reo's copy cost the most more. "" without
+// the CPU figures.
+func (r *Report) cpuWhy(workload, ref string) string {
+	reo, okR := r.Summarize(SysReo, workload)
+	pipe, okP := r.Summarize(ref, workload)
+	if !okR || !okP || reo.CPUSecondsPerGB.N == 0 || pipe.CPUSecondsPerGB.N == 0 || reo.BrokerCPUSecondsPerGB.N == 0 || pipe.BrokerCPUSecondsPerGB.N == 0 {
+		return ""
+	}
+	costOf := func(s Summary) (total float64) {
+		return s.CPUSecondsPerGB.Median + s.BrokerCPUSecondsPerGB.Median + s.HarnessCPUSecondsPerGB.Median
+	}
+	share := func(s Summary) float64 { // of the machine's CPUs, in the window
+		if r.Machine.CPUs <= 0 {
+			return 0
+		}
+		return costOf(s) * s.MBPerSec.Median / 1000 / float64(r.Machine.CPUs)
+	}
+	var b strings.Builder
+	if sr, sp := share(reo), share(pipe); sr > 0 && sp > 0 {
+		fmt.Fprintf(&b, "in the measured window reo, the brokers and the harness used %.0f%% of the machine's %d CPUs (with %s: %.0f%%); ", 100*sr, r.Machine.CPUs, ref, 100*sp)
+	}
+	fmt.Fprintf(&b, "a GB copied cost %.2f CPU s in all against %s's %.2f (the replicator %.2f against %.2f, the brokers %.2f against %.2f, the harness %.2f against %.2f)",
+		costOf(reo), ref, costOf(pipe), reo.CPUSecondsPerGB.Median, pipe.CPUSecondsPerGB.Median,
+		reo.BrokerCPUSecondsPerGB.Median, pipe.BrokerCPUSecondsPerGB.Median, reo.HarnessCPUSecondsPerGB.Median, pipe.HarnessCPUSecondsPerGB.Median)
+	tr, tp := r.threadMedians(SysReo, workload), r.threadMedians(ref, workload)
+	if tr != nil && tp != nil {
+		type diff struct {
+			k string
+			d float64
+		}
+		var ds []diff
+		for k, v := range tr {
+			if d := v - tp[k]; d >= 0.05 {
+				ds = append(ds, diff{k, d})
+			}
+		}
+		slices.SortFunc(ds, func(a, b diff) int { return cmp.Or(cmp.Compare(b.d, a.d), cmp.Compare(a.k, b.k)) })
+		if len(ds) > 4 {
+			ds = ds[:4]
+		}
+		if len(ds) > 0 {
+			parts := make([]string, len(ds))
+			for i, x := range ds {
+				parts[i] = fmt.Sprintf("%s %+.2f", x.k, x.d)
+			}
+			fmt.Fprintf(&b, "; the brokers' threads that cost the most more per GB than with %s: %s (CPU s/GB)", ref, strings.Join(parts, ", "))
+		}
+	}
+	return b.String()
+}

@@ -59,3 +59,52 @@ func TestBrokerThreadsText(t *testing.T) {
 		}
 	}
 }
+
+// TestCPUWhy explains missed throughput and CPU goals from the run's own
+// figures: the share of the machine's CPUs each side used in its window,
+// a GB's cost split into replicator, brokers and harness, and the broker
+// thread groups where reo cost the most more; a met goal has none.
+func TestCPUWhy(t *testing.T) {
+	wl := Workload{Name: "1KiB-p12-i3", RecordBytes: 1024, Partitions: 12, Instances: 3, Records: 1000}
+	threads := func(handlers, markers float64) map[string]map[string]float64 {
+		return map[string]map[string]float64{"destination": {"request handlers": handlers, "transaction markers": markers}, "source": {"network": 0.4}}
+	}
+	r := &Report{Machine: Machine{CPUs: 2}}
+	for range 3 {
+		r.Results = append(r.Results,
+			Result{System: SysReo, Workload: wl, RecordsPerSec: 200_000, MBPerSec: 200, CPUSecondsPerGB: 2, BrokerCPUSecondsPerGB: 4, HarnessCPUSecondsPerGB: 1,
+				Verified: true, BrokerThreadCPU: threads(2.0, 0.3)},
+			Result{System: SysPipe, Workload: wl, RecordsPerSec: 300_000, MBPerSec: 300, CPUSecondsPerGB: 1.5, BrokerCPUSecondsPerGB: 2.5, HarnessCPUSecondsPerGB: 1,
+				Verified: true, BrokerThreadCPU: threads(1.2, 0)})
+	}
+	why := map[string]string{}
+	for _, g := range r.Targets(wl.Name) {
+		why[g.Name] = g.Why
+	}
+	for _, goal := range []string{"throughput vs pipe", "CPU s/GB vs pipe"} {
+		w := why[goal]
+		for _, want := range []string{
+			"used 70% of the machine's 2 CPUs (with pipe: 75%)",
+			"a GB copied cost 7.00 CPU s in all against pipe's 5.00 (the replicator 2.00 against 1.50, the brokers 4.00 against 2.50, the harness 1.00 against 1.00)",
+			"destination request handlers +0.80, destination transaction markers +0.30 (CPU s/GB)",
+		} {
+			if !strings.Contains(w, want) {
+				t.Errorf("why %s is missed: %q lacks %q", goal, w, want)
+			}
+		}
+		if strings.Contains(w, "source network") {
+			t.Errorf("why %s is missed names a group that cost no more: %q", goal, w)
+		}
+	}
+	// Met: no why.
+	for i := range r.Results {
+		if r.Results[i].System == SysReo {
+			r.Results[i].RecordsPerSec, r.Results[i].CPUSecondsPerGB = 290_000, 1.6
+		}
+	}
+	for _, g := range r.Targets(wl.Name) {
+		if (g.Name == "throughput vs pipe" || g.Name == "CPU s/GB vs pipe") && (!g.Met || g.Why != "") {
+			t.Errorf("goal %q met: %+v, want met without a why", g.Name, g)
+		}
+	}
+}
