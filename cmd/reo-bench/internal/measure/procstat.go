@@ -20,22 +20,70 @@ func procCPU(pid int) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	// The command name (field 2) may hold spaces; fields resume after ")".
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("malformed /proc/%d/stat", pid)
+	cpu, _, err := parseStat(b)
+	if err != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
 	}
-	f := strings.Fields(string(b[i+1:]))
+	return cpu, nil
+}
+
+// parseStat reads a /proc stat line (a process's or a thread's): user +
+// system CPU seconds and the command name.
+func parseStat(b []byte) (cpu float64, comm string, err error) {
+	// The command name (field 2) may hold spaces; fields resume after ")".
+	i, j := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
+	if i < 0 || j < i {
+		return 0, "", fmt.Errorf("malformed stat %q", b)
+	}
+	f := strings.Fields(string(b[j+1:]))
 	// f[0] is field 3 (state): utime is field 14, stime field 15.
 	if len(f) < 13 {
-		return 0, fmt.Errorf("short /proc/%d/stat", pid)
+		return 0, "", fmt.Errorf("short stat %q", b)
 	}
 	ut, err1 := strconv.ParseFloat(f[11], 64)
 	st, err2 := strconv.ParseFloat(f[12], 64)
 	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("malformed /proc/%d/stat times", pid)
+		return 0, "", fmt.Errorf("malformed stat times %q", b)
 	}
-	return (ut + st) / clockTicks, nil
+	return (ut + st) / clockTicks, string(b[i+1 : j]), nil
+}
+
+// poller calls a sample function every interval from start until end,
+// and once more at end. Its goroutine is owned by the poller.
+type poller struct {
+	interval time.Duration
+	stop     chan struct{}
+	done     chan struct{}
+	once     sync.Once
+}
+
+func newPoller(interval time.Duration) poller {
+	return poller{interval: interval, stop: make(chan struct{}), done: make(chan struct{})}
+}
+
+func (p *poller) start(sample func()) {
+	go func() {
+		defer close(p.done)
+		t := time.NewTicker(p.interval)
+		defer t.Stop()
+		for {
+			sample()
+			select {
+			case <-p.stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+}
+
+// end stops the polling start began and samples once more.
+func (p *poller) end(sample func()) {
+	p.once.Do(func() {
+		close(p.stop)
+		<-p.done
+		sample()
+	})
 }
 
 // procHWM returns pid's peak resident set size (VmHWM) in MiB.
@@ -66,10 +114,7 @@ type cpuSample struct {
 // interval until stopped. A process that has exited keeps its last values.
 // Its goroutine is owned by the Sampler: Stop ends it.
 type Sampler struct {
-	interval time.Duration
-	stop     chan struct{}
-	done     chan struct{}
-	stopOnce sync.Once
+	poller
 
 	mu      sync.Mutex // guards the fields below
 	pids    []int
@@ -81,8 +126,7 @@ type Sampler struct {
 }
 
 func NewSampler(interval time.Duration) *Sampler {
-	return &Sampler{interval: interval, stop: make(chan struct{}), done: make(chan struct{}),
-		lastCPU: map[int]float64{}, created: time.Now()}
+	return &Sampler{poller: newPoller(interval), lastCPU: map[int]float64{}, created: time.Now()}
 }
 
 // Add adds pids to the set, from now on.
@@ -94,30 +138,10 @@ func (s *Sampler) Add(pids ...int) {
 }
 
 // Start begins polling.
-func (s *Sampler) Start() {
-	go func() {
-		defer close(s.done)
-		t := time.NewTicker(s.interval)
-		defer t.Stop()
-		for {
-			s.sample()
-			select {
-			case <-s.stop:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-}
+func (s *Sampler) Start() { s.start(s.sample) }
 
 // Stop takes a last sample and ends polling.
-func (s *Sampler) Stop() {
-	s.stopOnce.Do(func() {
-		close(s.stop)
-		<-s.done
-		s.sample()
-	})
-}
+func (s *Sampler) Stop() { s.end(s.sample) }
 
 func (s *Sampler) sample() {
 	s.mu.Lock()

@@ -119,11 +119,8 @@ type groupSample struct {
 // thread's name). A thread that has exited keeps its last value. Its
 // goroutine is owned by the ThreadSampler: Stop ends it.
 type ThreadSampler struct {
-	interval time.Duration
-	group    func(string) string
-	stop     chan struct{}
-	done     chan struct{}
-	stopOnce sync.Once
+	poller
+	group func(string) string
 
 	mu      sync.Mutex             // guards the fields below
 	names   map[int]map[int]string // pid -> tid -> name
@@ -134,7 +131,7 @@ type ThreadSampler struct {
 
 // NewThreadSampler samples every interval, grouping threads with group.
 func NewThreadSampler(interval time.Duration, group func(string) string) *ThreadSampler {
-	return &ThreadSampler{interval: interval, group: group, stop: make(chan struct{}), done: make(chan struct{}),
+	return &ThreadSampler{poller: newPoller(interval), group: group,
 		names: map[int]map[int]string{}, groupOf: map[[2]int]string{}, last: map[[2]int]float64{}}
 }
 
@@ -159,30 +156,10 @@ func (s *ThreadSampler) AddJVM(ctx context.Context, pid int) error {
 }
 
 // Start begins polling.
-func (s *ThreadSampler) Start() {
-	go func() {
-		defer close(s.done)
-		t := time.NewTicker(s.interval)
-		defer t.Stop()
-		for {
-			s.sample()
-			select {
-			case <-s.stop:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-}
+func (s *ThreadSampler) Start() { s.start(s.sample) }
 
 // Stop takes a last sample and ends polling.
-func (s *ThreadSampler) Stop() {
-	s.stopOnce.Do(func() {
-		close(s.stop)
-		<-s.done
-		s.sample()
-	})
-}
+func (s *ThreadSampler) Stop() { s.end(s.sample) }
 
 func (s *ThreadSampler) sample() {
 	s.mu.Lock()
@@ -223,25 +200,6 @@ func (s *ThreadSampler) sample() {
 		totals[s.groupOf[k]] += c
 	}
 	s.samples = append(s.samples, groupSample{now, totals})
-}
-
-// parseStat reads a /proc stat line: user + system CPU seconds and the
-// command name.
-func parseStat(b []byte) (cpu float64, comm string, err error) {
-	i, j := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
-	if i < 0 || j < i {
-		return 0, "", fmt.Errorf("malformed stat %q", b)
-	}
-	f := strings.Fields(string(b[j+1:]))
-	if len(f) < 13 {
-		return 0, "", fmt.Errorf("short stat %q", b)
-	}
-	ut, err1 := strconv.ParseFloat(f[11], 64)
-	st, err2 := strconv.ParseFloat(f[12], 64)
-	if err1 != nil || err2 != nil {
-		return 0, "", fmt.Errorf("malformed stat times %q", b)
-	}
-	return (ut + st) / clockTicks, string(b[i+1 : j]), nil
 }
 
 // Between is each group's CPU seconds from a to z, interpolated between

@@ -114,10 +114,10 @@ func (r *Report) threadMedians(system, workload string) map[string]float64 {
 // cpuWhy explains a missed throughput or CPU goal on workload against the
 // at-least-once pipe ref from what the run measured: how much of the
 // machine's CPUs the replicator, the brokers and the harness used in the
-// measured window (a copy that fills them is bound by CPU, and then what
-// each GB costs decides the rate), what a GB cost each side, and the
-// brokers' thread groups where reo's copy cost the most more. "" without
-// the CPU figures.
+// measured window (from the medians of CPU per GB and MB/s; a copy that
+// fills them is bound by CPU, and then what each GB costs decides the
+// rate), what a GB cost each side, and the brokers' thread groups where
+// reo's copy cost the most more. "" without the CPU figures.
 func (r *Report) cpuWhy(workload, ref string) string {
 	reo, okR := r.Summarize(SysReo, workload)
 	pipe, okP := r.Summarize(ref, workload)
@@ -135,7 +135,7 @@ func (r *Report) cpuWhy(workload, ref string) string {
 	}
 	var b strings.Builder
 	if sr, sp := share(reo), share(pipe); sr > 0 && sp > 0 {
-		fmt.Fprintf(&b, "in the measured window reo, the brokers and the harness used %.0f%% of the machine's %d CPUs (with %s: %.0f%%); ", 100*sr, r.Machine.CPUs, ref, 100*sp)
+		fmt.Fprintf(&b, "in the measured window reo, the brokers and the harness used about %.0f%% of the machine's %d CPUs (with %s: %.0f%%); ", 100*sr, r.Machine.CPUs, ref, 100*sp)
 	}
 	fmt.Fprintf(&b, "a GB copied cost %.2f CPU s in all against %s's %.2f (the replicator %.2f against %.2f, the brokers %.2f against %.2f, the harness %.2f against %.2f)",
 		costOf(reo), ref, costOf(pipe), reo.CPUSecondsPerGB.Median, pipe.CPUSecondsPerGB.Median,

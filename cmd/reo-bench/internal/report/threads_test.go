@@ -84,7 +84,7 @@ func TestCPUWhy(t *testing.T) {
 	for _, goal := range []string{"throughput vs pipe", "CPU s/GB vs pipe"} {
 		w := why[goal]
 		for _, want := range []string{
-			"used 70% of the machine's 2 CPUs (with pipe: 75%)",
+			"used about 70% of the machine's 2 CPUs (with pipe: 75%)",
 			"a GB copied cost 7.00 CPU s in all against pipe's 5.00 (the replicator 2.00 against 1.50, the brokers 4.00 against 2.50, the harness 1.00 against 1.00)",
 			"destination request handlers +0.80, destination transaction markers +0.30 (CPU s/GB)",
 		} {
