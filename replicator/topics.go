@@ -101,15 +101,17 @@ func (r *Replicator) ensureOwnTopics(ctx context.Context) error {
 		}
 		// A topic just created may not be in every broker's metadata
 		// yet: wait for it here (briefly) rather than failing the
-		// attempt into the start backoff.
-		var td kadm.TopicDetail
+		// attempt into the start backoff. Asked directly: the admin
+		// client's cache would show it missing for a second.
+		var n int
 		for wait := time.Now().Add(5 * time.Second); ; {
-			md, err := r.dstAdm.ListTopics(ctx, t.name)
+			counts, err := partitionCounts(ctx, r.dstCl, t.name)
 			if err != nil {
 				return asAuth("destination", "describing topic "+t.name, fmt.Errorf("describe topic %s: %w", t.name, err))
 			}
-			td = md[t.name]
-			if (errors.Is(td.Err, kerr.UnknownTopicOrPartition) || td.Err == nil && len(td.Partitions) == 0) && time.Now().Before(wait) {
+			var ok bool
+			n, ok = counts[t.name]
+			if (!ok || n == 0) && time.Now().Before(wait) {
 				select {
 				case <-ctx.Done():
 					return ctx.Err()
@@ -117,12 +119,12 @@ func (r *Replicator) ensureOwnTopics(ctx context.Context) error {
 				}
 				continue
 			}
+			if !ok {
+				return fmt.Errorf("describe topic %s: %w", t.name, kerr.UnknownTopicOrPartition)
+			}
 			break
 		}
-		if td.Err != nil {
-			return asAuth("destination", "describing topic "+t.name, fmt.Errorf("describe topic %s: %w", t.name, td.Err))
-		}
-		if n := len(td.Partitions); n != r.cfg.Shards {
+		if n != r.cfg.Shards {
 			if r.autoShards && t.name == r.cfg.checkpointTopic() {
 				// Created by another instance since existingShards
 				// looked: the next attempt takes its count.
@@ -140,23 +142,24 @@ func (r *Replicator) ensureOwnTopics(ctx context.Context) error {
 // concurrent start that creates the checkpoint topic between this look and
 // the creation is caught by ensureOwnTopics' check; the retry sees it.
 func (r *Replicator) existingShards(ctx context.Context) (n int, from string, err error) {
-	md, err := r.dstAdm.ListTopics(ctx, r.cfg.checkpointTopic(), r.cfg.controlTopic())
+	// Asked directly, not through the admin client's cache: the wait for
+	// the topics ensureOwnTopics then creates would see them missing for
+	// a second (see partitionCounts).
+	counts, err := partitionCounts(ctx, r.dstCl, r.cfg.checkpointTopic(), r.cfg.controlTopic())
 	if err != nil {
 		return 0, "", asAuth("destination", "describing reo's topics", fmt.Errorf("describe topics %s and %s: %w", r.cfg.checkpointTopic(), r.cfg.controlTopic(), err))
 	}
 	for _, name := range []string{r.cfg.checkpointTopic(), r.cfg.controlTopic()} {
-		td, ok := md[name]
+		n, ok := counts[name]
 		switch {
-		case !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition):
-		case td.Err != nil:
-			return 0, "", asAuth("destination", "describing topic "+name, fmt.Errorf("describe topic %s: %w", name, td.Err))
-		case len(td.Partitions) == 0:
+		case !ok:
+		case n == 0:
 			// Being created: its partitions are not in metadata yet.
 			return 0, "", fmt.Errorf("topic %s lists no partitions yet", name)
-		case len(td.Partitions) > MaxShards:
-			return 0, "", &shardCountError{topic: name, partitions: len(td.Partitions), shards: MaxShards, auto: true}
+		case n > MaxShards:
+			return 0, "", &shardCountError{topic: name, partitions: n, shards: MaxShards, auto: true}
 		default:
-			return len(td.Partitions), "existing topic " + name, nil
+			return n, "existing topic " + name, nil
 		}
 	}
 	return DefaultShards, "default for a new replication", nil
@@ -604,4 +607,39 @@ func (r *Replicator) growDest(ctx context.Context, src, dst string, srcN, dstN i
 		return
 	}
 	r.log.Info("grew destination topic after its source grew", "topic", src, "dest_topic", dst, "from", dstN, "to", srcN)
+}
+
+// partitionCounts asks the cluster of cl for each topic's partition count
+// with a metadata request of its own. kadm's ListTopics answers from kgo's
+// metadata cache, which keeps a topic it found missing missing for
+// MetadataMinAge (a second for reo's admin clients): a topic reo has just
+// created would look absent that long. A topic that does not exist is
+// absent from the map; one being created has 0 partitions.
+func partitionCounts(ctx context.Context, cl *kgo.Client, topics ...string) (map[string]int, error) {
+	req := kmsg.NewPtrMetadataRequest()
+	for _, t := range topics {
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr(t)
+		req.Topics = append(req.Topics, rt)
+	}
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]int, len(topics))
+	for _, t := range resp.Topics {
+		if t.Topic == nil {
+			continue
+		}
+		switch err := kerr.ErrorForCode(t.ErrorCode); {
+		case errors.Is(err, kerr.UnknownTopicOrPartition):
+		case errors.Is(err, kerr.LeaderNotAvailable): // being created
+			out[*t.Topic] = 0
+		case err != nil:
+			return nil, fmt.Errorf("topic %s: %w", *t.Topic, err)
+		default:
+			out[*t.Topic] = len(t.Partitions)
+		}
+	}
+	return out, nil
 }
