@@ -57,3 +57,22 @@ func TestPartitionCountsBypassTheCache(t *testing.T) {
 		t.Fatalf("partitionCounts right after creation: %v, want 3 partitions", counts)
 	}
 }
+
+// TestCreatedTopicCopiedAtOnce proves a destination topic reo creates is
+// copied in the same topic refresh: with refreshes a minute apart, a new
+// replication of a topic whose destination does not exist yet must copy
+// its records within 20 seconds. Before, created topics joined the plan
+// only at the next refresh (5 s by default: a new replication, or a new
+// source topic, waited that long for its first record).
+func TestCreatedTopicCopiedAtOnce(t *testing.T) {
+	src := newCluster(t, "src-created", 3, "orders")
+	dst := newCluster(t, "dst-created", 1)
+	produceNumbered(t, src, "orders", "o", 30, 3)
+	cfg := testConfig(src, dst, "orders")
+	cfg.TopicRefreshInterval = time.Minute
+	start(t, cfg)
+	waitFor(t, 20*time.Second, countIs(t, dst, "orders", 30))
+	if diff := sameContent(t, src, "orders", dst, "orders"); diff != "" {
+		t.Fatal(diff)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -202,25 +203,34 @@ func (r *Replicator) refreshTopics(ctx context.Context) (*plan, error) {
 		return nil, asAuth("destination", "describing topics", fmt.Errorf("describe destination topics: %w", err))
 	}
 
-	var missing []string
-	var present []string
-	for _, d := range dstNames {
-		td, ok := dstMD[d]
-		switch {
-		case !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition):
-			missing = append(missing, sel.byDest[d])
-		case td.Err != nil && isAuth(td.Err):
-			blocked[sel.byDest[d]] = fmt.Sprintf("destination topic %s cannot be described: %v (check ACLs)", d, td.Err)
-		case td.Err != nil:
-			blocked[sel.byDest[d]] = fmt.Sprintf("destination topic %s cannot be described: %v", d, td.Err)
-		default:
-			present = append(present, d)
+	var missing, present []string
+	classify := func() {
+		missing, present = nil, nil
+		for _, d := range dstNames {
+			td, ok := dstMD[d]
+			switch {
+			case !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition):
+				missing = append(missing, sel.byDest[d])
+			case td.Err != nil && isAuth(td.Err):
+				blocked[sel.byDest[d]] = fmt.Sprintf("destination topic %s cannot be described: %v (check ACLs)", d, td.Err)
+			case td.Err != nil:
+				blocked[sel.byDest[d]] = fmt.Sprintf("destination topic %s cannot be described: %v", d, td.Err)
+			default:
+				present = append(present, d)
+			}
 		}
 	}
+	classify()
 	if len(missing) > 0 {
-		r.createDestTopics(ctx, missing, sel.wanted, blocked)
-		// Created topics join the plan on the next refresh, once their
-		// metadata is visible.
+		// Created topics join this plan once their metadata is visible
+		// (waited for briefly, which also refreshes the admin client's
+		// cache); one still invisible joins a later refresh.
+		if made := r.createDestTopics(ctx, missing, sel.wanted, blocked); len(made) > 0 && r.awaitTopics(ctx, made) {
+			if md, err := r.dstAdm.ListTopics(ctx, dstNames...); err == nil {
+				dstMD = md
+				classify()
+			}
+		}
 	}
 	// Every refresh re-reads the destination configs (one request): a
 	// topic altered to LogAppendTime, or a new max.message.bytes, is seen
@@ -469,8 +479,11 @@ func topicIDString(id [16]byte) string {
 
 // createDestTopics creates destination topics for source topics, with the
 // source's partition count and the configs in copiedConfigs. A topic that
-// cannot be created is added to blocked; the others are created.
-func (r *Replicator) createDestTopics(ctx context.Context, srcs []string, parts map[string]int, blocked map[string]string) {
+// cannot be created is added to blocked; the others are created. It
+// returns the destination topics that now exist with their partition
+// counts (created here, or by another instance meanwhile).
+func (r *Replicator) createDestTopics(ctx context.Context, srcs []string, parts map[string]int, blocked map[string]string) (made map[string]int) {
+	made = make(map[string]int)
 	rcs, err := r.srcAdm.DescribeTopicConfigs(ctx, srcs...)
 	if err != nil {
 		for _, src := range srcs {
@@ -515,7 +528,9 @@ func (r *Replicator) createDestTopics(ctx context.Context, srcs []string, parts 
 		case err == nil:
 			r.log.Info("created destination topic", "topic", src, "dest_topic", dst, "partitions", parts[src])
 			r.topics[src].verified = true // created by us: it matches the source
+			made[dst] = parts[src]
 		case errors.Is(err, kerr.TopicAlreadyExists): // another instance won the race
+			made[dst] = parts[src]
 		default:
 			why := fmt.Sprintf("destination topic %s cannot be created: %v", dst, err)
 			if isAuth(err) {
@@ -524,6 +539,40 @@ func (r *Replicator) createDestTopics(ctx context.Context, srcs []string, parts 
 				why += " (the destination's create-topic policy refused it: create it by hand with at least as many partitions as the source)"
 			}
 			blocked[src] = why
+		}
+	}
+	return made
+}
+
+// topicsVisibleWithin bounds awaitTopics: a destination that takes longer to
+// show a topic it created gets it copied from a later refresh.
+const topicsVisibleWithin = 2 * time.Second
+
+// awaitTopics waits, for at most topicsVisibleWithin, until the
+// destination's metadata shows every topic of want with at least its
+// partition count; it reports whether it did. The metadata requests are
+// its own and refresh the admin client's cache of those topics.
+func (r *Replicator) awaitTopics(ctx context.Context, want map[string]int) bool {
+	names := slices.Sorted(maps.Keys(want))
+	for deadline := time.Now().Add(topicsVisibleWithin); ; {
+		counts, err := partitionCounts(ctx, r.dstCl, names...)
+		if err == nil && func() bool {
+			for _, t := range names {
+				if counts[t] < want[t] || counts[t] == 0 {
+					return false
+				}
+			}
+			return true
+		}() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(50 * time.Millisecond):
 		}
 	}
 }
