@@ -556,14 +556,7 @@ func (r *Replicator) awaitTopics(ctx context.Context, want map[string]int) bool 
 	names := slices.Sorted(maps.Keys(want))
 	for deadline := time.Now().Add(topicsVisibleWithin); ; {
 		counts, err := partitionCounts(ctx, r.dstCl, names...)
-		if err == nil && func() bool {
-			for _, t := range names {
-				if counts[t] < want[t] || counts[t] == 0 {
-					return false
-				}
-			}
-			return true
-		}() {
+		if err == nil && !slices.ContainsFunc(names, func(t string) bool { return counts[t] < max(want[t], 1) }) {
 			return true
 		}
 		if time.Now().After(deadline) {

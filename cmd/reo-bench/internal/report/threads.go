@@ -16,35 +16,19 @@ func (r *Report) brokerThreadsText(wl Workload) string {
 	type row struct {
 		sys, cluster string
 		median       map[string]float64
-		runs         int
 	}
 	var rows []row
 	totals := map[string]float64{} // group -> its largest median, to order the columns
 	for _, sys := range r.systemsOn(wl.Name) {
+		med := r.threadMedians(sys, wl.Name)
 		for _, cluster := range []string{"source", "destination"} {
-			per := map[string][]float64{}
-			runs := 0
-			for _, x := range r.Results {
-				if x.System != sys || x.Workload.Name != wl.Name || x.Skipped != "" || x.BrokerThreadCPU[cluster] == nil {
-					continue
-				}
-				runs++
-				for g, v := range x.BrokerThreadCPU[cluster] {
-					per[g] = append(per[g], v)
-				}
-			}
-			if runs == 0 {
+			if med[cluster] == nil {
 				continue
 			}
-			m := map[string]float64{}
-			for g, vs := range per {
-				for len(vs) < runs { // a run where the group used nothing
-					vs = append(vs, 0)
-				}
-				m[g] = SpreadOf(vs).Median
-				totals[g] = max(totals[g], m[g])
+			for g, v := range med[cluster] {
+				totals[g] = max(totals[g], v)
 			}
-			rows = append(rows, row{sys, cluster, m, runs})
+			rows = append(rows, row{sys, cluster, med[cluster]})
 		}
 	}
 	if len(rows) == 0 {
@@ -80,33 +64,38 @@ func (r *Report) brokerThreadsText(wl Workload) string {
 	return b.String()
 }
 
-// threadMedians is system's brokers' CPU per GB on workload by "cluster
-// group" (medians over its runs, a run without a group counting 0); nil
-// when no run measured it.
-func (r *Report) threadMedians(system, workload string) map[string]float64 {
-	per := map[string][]float64{}
-	runs := 0
+// threadMedians is system's brokers' CPU per GB on workload by cluster
+// and thread group: the medians over the runs that measured it, a run
+// where a group used nothing counting 0. Nil when no run measured it.
+func (r *Report) threadMedians(system, workload string) map[string]map[string]float64 {
+	per := map[string]map[string][]float64{}
+	runs := map[string]int{}
 	for _, x := range r.Results {
-		if x.System != system || x.Workload.Name != workload || x.Skipped != "" || len(x.BrokerThreadCPU) == 0 {
+		if x.System != system || x.Workload.Name != workload || x.Skipped != "" {
 			continue
 		}
-		runs++
 		for cluster, groups := range x.BrokerThreadCPU {
+			runs[cluster]++
+			if per[cluster] == nil {
+				per[cluster] = map[string][]float64{}
+			}
 			for g, v := range groups {
-				k := cluster + " " + g
-				per[k] = append(per[k], v)
+				per[cluster][g] = append(per[cluster][g], v)
 			}
 		}
 	}
-	if runs == 0 {
+	if len(per) == 0 {
 		return nil
 	}
-	out := map[string]float64{}
-	for k, vs := range per {
-		for len(vs) < runs {
-			vs = append(vs, 0)
+	out := map[string]map[string]float64{}
+	for cluster, groups := range per {
+		out[cluster] = map[string]float64{}
+		for g, vs := range groups {
+			for len(vs) < runs[cluster] { // a run where the group used nothing
+				vs = append(vs, 0)
+			}
+			out[cluster][g] = SpreadOf(vs).Median
 		}
-		out[k] = SpreadOf(vs).Median
 	}
 	return out
 }
@@ -147,9 +136,11 @@ func (r *Report) cpuWhy(workload, ref string) string {
 			d float64
 		}
 		var ds []diff
-		for k, v := range tr {
-			if d := v - tp[k]; d >= 0.05 {
-				ds = append(ds, diff{k, d})
+		for cluster, groups := range tr {
+			for g, v := range groups {
+				if d := v - tp[cluster][g]; d >= 0.05 {
+					ds = append(ds, diff{cluster + " " + g, d})
+				}
 			}
 		}
 		slices.SortFunc(ds, func(a, b diff) int { return cmp.Or(cmp.Compare(b.d, a.d), cmp.Compare(a.k, b.k)) })
