@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"log"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -72,9 +73,36 @@ func startLocal(ctx context.Context, spec Spec) (c Cluster, err error) {
 	return startLocalWith(ctx, spec, nil)
 }
 
+// errPortTaken marks a broker that could not bind one of its ports: a
+// port found free was taken before the JVM bound it.
+var errPortTaken = errors.New("a listener's port was taken before the broker bound it")
+
+// portAttempts is how many times a cluster start is tried with new ports
+// when a broker finds one of its ports taken.
+const portAttempts = 3
+
+// portsFound, when set (by tests), is called with the brokers' ports of
+// each start attempt before any broker binds them.
+var portsFound func(ports []int)
+
 // startLocalWith is startLocal with an optional SECURE listener
-// (security.go).
+// (security.go). A start whose broker found a port taken is retried from
+// scratch with new ports; any other failure is returned at once.
 func startLocalWith(ctx context.Context, spec Spec, sec *SecureListener) (c Cluster, err error) {
+	for attempt := 1; ; attempt++ {
+		c, err = startLocalOnce(ctx, spec, sec)
+		if err == nil || !errors.Is(err, errPortTaken) || attempt == portAttempts || ctx.Err() != nil {
+			if err != nil && errors.Is(err, errPortTaken) {
+				err = fmt.Errorf("%w (after %d attempts with new ports)", err, attempt)
+			}
+			return c, err
+		}
+		log.Printf("cluster %s: a broker's port was taken before it bound it; starting again with new ports (attempt %d of %d)", spec.Name, attempt+1, portAttempts)
+	}
+}
+
+// startLocalOnce starts the cluster once, on ports found free now.
+func startLocalOnce(ctx context.Context, spec Spec, sec *SecureListener) (c Cluster, err error) {
 	java, err := FindJava(ctx)
 	if err != nil {
 		return nil, err
@@ -103,6 +131,9 @@ func startLocalWith(ctx context.Context, spec Spec, sec *SecureListener) (c Clus
 	ports, err := localhost.FreePorts(3 * spec.Brokers)
 	if err != nil {
 		return nil, err
+	}
+	if portsFound != nil {
+		portsFound(ports)
 	}
 	for i := 0; i < spec.Brokers; i++ {
 		n := &node{id: int32(i + 1), dir: filepath.Join(root, fmt.Sprintf("broker-%d", i+1))}
@@ -324,14 +355,22 @@ func (l *local) start(ctx context.Context, n *node) error {
 		}
 		select {
 		case <-exited:
-			return fmt.Errorf("broker %d exited during start:\n%s\n%s", n.id,
-				logtext.Tail(readFile(filepath.Join(n.dir, "stdout.log")), 20), logtext.Tail(readFile(logPath), 30))
+			stdout, server := readFile(filepath.Join(n.dir, "stdout.log")), readFile(logPath)
+			err := fmt.Errorf("broker %d exited during start:\n%s\n%s", n.id, logtext.Tail(stdout, 20), logtext.Tail(server, 30))
+			if strings.Contains(stdout, bindFailure) || strings.Contains(server, bindFailure) {
+				err = fmt.Errorf("%w: %w", errPortTaken, err)
+			}
+			return err
 		case <-ctx.Done():
 			return fmt.Errorf("broker %d did not start within %s: %w", n.id, startTimeout, ctx.Err())
 		case <-tick.C:
 		}
 	}
 }
+
+// bindFailure is what a broker's log says when one of its listeners'
+// ports is taken (java.net.BindException).
+const bindFailure = "Address already in use"
 
 func countLines(path, needle string) int {
 	return strings.Count(readFile(path), needle)

@@ -1,0 +1,6 @@
+package localhost
+
+var (
+	EphemeralRange = ephemeralRange
+	PickRange      = pickRange
+)
