@@ -86,18 +86,24 @@ const portAttempts = 3
 var portsFound func(ports []int)
 
 // startLocalWith is startLocal with an optional SECURE listener
-// (security.go). A start whose broker found a port taken is retried from
-// scratch with new ports; any other failure is returned at once.
-func startLocalWith(ctx context.Context, spec Spec, sec *SecureListener) (c Cluster, err error) {
+// (security.go).
+func startLocalWith(ctx context.Context, spec Spec, sec *SecureListener) (Cluster, error) {
+	return retryTakenPorts(ctx, spec.Name, func() (Cluster, error) { return startLocalOnce(ctx, spec, sec) })
+}
+
+// retryTakenPorts runs start, a cluster start on ports found free at its
+// call, again from scratch while a broker found one of its ports taken,
+// at most portAttempts times; any other failure is returned at once.
+func retryTakenPorts(ctx context.Context, name string, start func() (Cluster, error)) (Cluster, error) {
 	for attempt := 1; ; attempt++ {
-		c, err = startLocalOnce(ctx, spec, sec)
+		c, err := start()
 		if err == nil || !errors.Is(err, errPortTaken) || attempt == portAttempts || ctx.Err() != nil {
 			if err != nil && errors.Is(err, errPortTaken) {
 				err = fmt.Errorf("%w (after %d attempts with new ports)", err, attempt)
 			}
 			return c, err
 		}
-		log.Printf("cluster %s: a broker's port was taken before it bound it; starting again with new ports (attempt %d of %d)", spec.Name, attempt+1, portAttempts)
+		log.Printf("cluster %s: a broker's port was taken before it bound it; starting again with new ports (attempt %d of %d)", name, attempt+1, portAttempts)
 	}
 }
 

@@ -74,7 +74,12 @@ func KafkaEnv(props map[string]string) map[string]string {
 	return env
 }
 
-func startTestcontainers(ctx context.Context, spec Spec) (c Cluster, err error) {
+func startTestcontainers(ctx context.Context, spec Spec) (Cluster, error) {
+	return retryTakenPorts(ctx, spec.Name, func() (Cluster, error) { return startTestcontainersOnce(ctx, spec) })
+}
+
+// startTestcontainersOnce starts the cluster once, on ports found free now.
+func startTestcontainersOnce(ctx context.Context, spec Spec) (c Cluster, err error) {
 	cli, err := dockerClient(ctx)
 	if err != nil {
 		return nil, err
@@ -91,19 +96,25 @@ func startTestcontainers(ctx context.Context, spec Spec) (c Cluster, err error) 
 	tc := &tcCluster{name: spec.Name, image: image}
 	defer func() {
 		if err != nil {
+			if tc.logsContain(bindFailure) {
+				err = fmt.Errorf("%w: %w", errPortTaken, err)
+			}
 			if lt := tc.LogTail(40); lt != "" {
 				err = fmt.Errorf("%w\n%s", err, lt)
 			}
 			tc.Close()
 		}
 	}()
+	ports, err := localhost.FreePorts(3 * spec.Brokers)
+	if err != nil {
+		return nil, err
+	}
+	if portsFound != nil {
+		portsFound(ports)
+	}
 	for i := 1; i <= spec.Brokers; i++ {
 		n := &tcNode{id: int32(i)}
-		for _, p := range []*int{&n.client, &n.internal, &n.ctrl} {
-			if *p, err = localhost.FreePort(); err != nil {
-				return nil, err
-			}
-		}
+		n.client, n.internal, n.ctrl = ports[3*i-3], ports[3*i-2], ports[3*i-1]
 		if n.link, err = newLink(spec.Name, n.id, fmt.Sprintf("127.0.0.1:%d", n.client)); err != nil {
 			return nil, err
 		}
@@ -308,6 +319,27 @@ func (tc *tcCluster) LogTail(n int) string {
 		cancel()
 	}
 	return b.String()
+}
+
+// logsContain reports whether any broker container's whole log contains s.
+func (tc *tcCluster) logsContain(s string) bool {
+	for _, nd := range tc.nodes {
+		if nd.container == nil {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		rc, err := nd.container.Logs(ctx)
+		if err == nil {
+			out, _ := io.ReadAll(rc)
+			rc.Close()
+			if strings.Contains(string(out), s) {
+				cancel()
+				return true
+			}
+		}
+		cancel()
+	}
+	return false
 }
 
 // Close removes the containers (and their volumes) and stops the links.
