@@ -594,7 +594,7 @@ func (s *copier) settle(ctx context.Context, endTook time.Duration, touched int)
 			r.m.commitPhase.WithLabelValues("markers").Observe(time.Since(start).Seconds())
 		}
 		if h := r.hooks; h != nil && h.settled != nil {
-			h.settled(s.w.shard, touched, skipped, asked, state)
+			h.settled(s.w.shard, touched, skipped, asked, state, time.Since(start))
 		}
 	}()
 	within := settleMax

@@ -103,7 +103,8 @@ func TestSettleRealKafka(t *testing.T) {
 	}
 
 	asked, states, skipped := l.snapshot()
-	waited := 0
+	took := l.tookAll()
+	waited, bounded := 0, 0
 	for i, k := range asked {
 		if k == 0 {
 			if skipped[i] == "" || skipped[i] == "gave up" {
@@ -112,7 +113,14 @@ func TestSettleRealKafka(t *testing.T) {
 			continue
 		}
 		if s := states[i]; s == "" || s == "PrepareCommit" || s == "PrepareAbort" {
-			t.Fatalf("settle %d ended with the transaction in state %q, want it past the commit", i, s)
+			// Giving up at the bound is by design: on a loaded machine
+			// (the whole suite on 2 cores) a commit's markers can take
+			// longer than settleMax. Ending earlier is not.
+			if s == "" || took[i] < settleMax {
+				t.Fatalf("settle %d ended after %v with the transaction in state %q, want it past the commit or the wait at its bound %v", i, took[i], s, settleMax)
+			}
+			bounded++
+			continue
 		}
 		if k > 1 {
 			waited++
@@ -122,7 +130,10 @@ func TestSettleRealKafka(t *testing.T) {
 		t.Fatalf("%d commits for %d records produced one at a time, want many small ones", len(asked), n)
 	}
 	if waited == 0 {
-		t.Fatalf("none of %d settles found the transaction still preparing: the wait was never exercised", len(asked))
+		t.Fatalf("none of %d settles found the transaction still preparing and saw it end: the wait was never exercised (%d gave up at the bound)", len(asked), bounded)
 	}
-	t.Logf("%d commits; %d found the commit still preparing and waited", len(asked), waited)
+	if bounded > len(asked)/4 {
+		t.Fatalf("%d of %d settles gave up at the bound %v with the commit still preparing", bounded, len(asked), settleMax)
+	}
+	t.Logf("%d commits; %d found the commit still preparing and waited until it was not; %d gave up at the bound", len(asked), waited, bounded)
 }

@@ -18,11 +18,13 @@ type settleLog struct {
 	asked   []int
 	states  []string
 	skipped []string
+	took    []time.Duration
 }
 
-func (l *settleLog) hook(_ int32, touched int, skipped string, asked int, state string) {
+func (l *settleLog) hook(_ int32, touched int, skipped string, asked int, state string, took time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.took = append(l.took, took)
 	l.touched = append(l.touched, touched)
 	l.skipped = append(l.skipped, skipped)
 	l.asked = append(l.asked, asked)
@@ -33,6 +35,13 @@ func (l *settleLog) snapshot() ([]int, []string, []string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return append([]int(nil), l.asked...), append([]string(nil), l.states...), append([]string(nil), l.skipped...)
+}
+
+// tookAll returns how long each settle took.
+func (l *settleLog) tookAll() []time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]time.Duration(nil), l.took...)
 }
 
 // touchedAll returns the partitions each settled transaction wrote into.

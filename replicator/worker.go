@@ -53,8 +53,8 @@ type testHooks struct {
 	// transaction wrote into, why it did not ask ("" when it
 	// did; "far", "backlog", "rest" or "gave up"), the number of
 	// DescribeTransactions requests it made and the state the last one
-	// reported ("" when none answered).
-	settled func(shard int32, touched int, skipped string, asked int, state string)
+	// reported ("" when none answered), and how long it took.
+	settled func(shard int32, touched int, skipped string, asked int, state string, took time.Duration)
 	// afterShardLookup runs when Shards 0 has been resolved, before
 	// reo's own topics are created.
 	afterShardLookup func(shards int)
