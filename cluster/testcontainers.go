@@ -306,17 +306,9 @@ func (tc *tcCluster) StartBroker(ctx context.Context, id int32) error {
 func (tc *tcCluster) LogTail(n int) string {
 	var b strings.Builder
 	for _, nd := range tc.nodes {
-		if nd.container == nil {
-			continue
+		if out, ok := nd.log(); ok {
+			fmt.Fprintf(&b, "--- %s broker %d container log (last %d lines) ---\n%s\n", tc.name, nd.id, n, logtext.Tail(out, n))
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		rc, err := nd.container.Logs(ctx)
-		if err == nil {
-			out, _ := io.ReadAll(rc)
-			rc.Close()
-			fmt.Fprintf(&b, "--- %s broker %d container log (last %d lines) ---\n%s\n", tc.name, nd.id, n, logtext.Tail(string(out), n))
-		}
-		cancel()
 	}
 	return b.String()
 }
@@ -324,22 +316,28 @@ func (tc *tcCluster) LogTail(n int) string {
 // logsContain reports whether any broker container's whole log contains s.
 func (tc *tcCluster) logsContain(s string) bool {
 	for _, nd := range tc.nodes {
-		if nd.container == nil {
-			continue
+		if out, ok := nd.log(); ok && strings.Contains(out, s) {
+			return true
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		rc, err := nd.container.Logs(ctx)
-		if err == nil {
-			out, _ := io.ReadAll(rc)
-			rc.Close()
-			if strings.Contains(string(out), s) {
-				cancel()
-				return true
-			}
-		}
-		cancel()
 	}
 	return false
+}
+
+// log returns the container's whole log; ok is false when there is no
+// container or its log cannot be read within 5 s.
+func (n *tcNode) log() (string, bool) {
+	if n.container == nil {
+		return "", false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	rc, err := n.container.Logs(ctx)
+	if err != nil {
+		return "", false
+	}
+	defer rc.Close()
+	out, err := io.ReadAll(rc)
+	return string(out), err == nil || len(out) > 0
 }
 
 // Close removes the containers (and their volumes) and stops the links.
