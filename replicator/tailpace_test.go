@@ -49,13 +49,14 @@ func TestCheckpointTailPaced(t *testing.T) {
 	run := start(t, cfg)
 
 	// A record every 5 ms for 4 s: a commit every CommitInterval (20 ms).
+	// Each produce completes before the next: n is what the source holds.
 	prod := client(t, src, kgo.DefaultProduceTopic("orders"))
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
-	defer cancel()
 	n := 0
-	for tick := time.NewTicker(5 * time.Millisecond); ctx.Err() == nil; <-tick.C {
-		if err := prod.ProduceSync(ctx, &kgo.Record{Value: []byte{byte(n)}}).FirstErr(); err != nil && ctx.Err() == nil {
-			t.Fatalf("produce: %v", err)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for end := time.Now().Add(4 * time.Second); time.Now().Before(end); <-tick.C {
+		if err := prod.ProduceSync(context.Background(), &kgo.Record{Value: []byte{byte(n)}}).FirstErr(); err != nil {
+			t.Fatalf("produce record %d: %v", n, err)
 		}
 		n++
 	}
