@@ -507,11 +507,21 @@ func (b *bench) latency(ctx context.Context, sys string, wl report.Workload, ts 
 	res.PeakRSSMB = max(res.PeakRSSMB, s.PeakRSS())
 
 	var lat []float64
+	var trace []latencySample
+	from := mStart.Truncate(time.Millisecond)
 	for _, x := range samples {
 		// Timestamps have millisecond resolution: a record stamped at
 		// mStart's millisecond counts.
-		if !x.ts.Before(mStart.Truncate(time.Millisecond)) && x.ts.Before(mEnd) {
-			lat = append(lat, float64(x.at.Sub(x.ts))/float64(time.Millisecond))
+		if !x.ts.Before(from) && x.ts.Before(mEnd) {
+			ms := float64(x.at.Sub(x.ts)) / float64(time.Millisecond)
+			lat = append(lat, ms)
+			trace = append(trace, latencySample{At: x.ts.Sub(from), Ms: ms})
+		}
+	}
+	if b.cfg.latencySamples {
+		name := fmt.Sprintf("%s-%s-r%d.csv", wl.Name, sys, max(1, res.Repeat))
+		if err := writeLatencySamples(filepath.Join(b.cfg.out, "latency-samples", name), trace); err != nil {
+			b.prog.Logf("latency samples of %s %s: %v", wl.Name, sys, err)
 		}
 	}
 	if len(lat) == 0 {

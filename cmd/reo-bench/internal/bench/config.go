@@ -41,7 +41,10 @@ type Config struct {
 	testJVM      bool
 	brokerProps  map[string]string
 	reoPprof     bool
-	satProfile   time.Duration // --reo-pprof's CPU profile of a saturation run
+	// latencySamples: write each latency run's samples to
+	// DIR/latency-samples (--latency-samples).
+	latencySamples bool
+	satProfile     time.Duration // --reo-pprof's CPU profile of a saturation run
 	// groupSync is reo-groupsync's sync interval, and the failover
 	// comparison's; failoverMode runs that comparison instead of the plan.
 	groupSync    time.Duration
@@ -211,6 +214,7 @@ func ParseConfig(args []string, stderr io.Writer) (*Config, error) {
 		return nil
 	})
 	fs.BoolVar(&c.reoPprof, "reo-pprof", false, "run reo with --pprof and save CPU, goroutine and heap profiles of its saturation runs (their first --reo-pprof-saturation) and latency runs under DIR/profiles")
+	fs.BoolVar(&c.latencySamples, "latency-samples", false, "write each latency run's samples to DIR/latency-samples/<workload>-<system>-r<run>.csv: per record in the measured window, its source timestamp (ms since the window opened) and its latency (ms), in the order the destination showed them, so a tail can be placed in time")
 	fs.DurationVar(&c.satProfile, "reo-pprof-saturation", 10*time.Second, "with --reo-pprof, how long to profile each saturation run of reo from its start (a run that ends sooner waits for it)")
 	fs.BoolVar(&c.keepTopics, "keep-topics", false, "keep each run's topics (default: delete after the oracle)")
 	fs.Float64Var(&c.rate, "latency-rate", 0, "offered records/s of the latency runs (0: half the slowest system's saturation throughput on the workload)")
