@@ -515,7 +515,7 @@ func (b *bench) latency(ctx context.Context, sys string, wl report.Workload, ts 
 		if !x.ts.Before(from) && x.ts.Before(mEnd) {
 			ms := float64(x.at.Sub(x.ts)) / float64(time.Millisecond)
 			lat = append(lat, ms)
-			trace = append(trace, latencySample{At: x.ts.Sub(from), Ms: ms})
+			trace = append(trace, latencySample{At: x.ts.Sub(from), Unix: x.ts.UnixMilli(), Ms: ms})
 		}
 	}
 	if b.cfg.latencySamples {
