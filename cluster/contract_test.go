@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -587,6 +588,18 @@ func TestUnproxiedServerJVM(t *testing.T) {
 			if !slices.Contains(args, "-XX:+UseG1GC") || slices.Contains(args, "-XX:TieredStopAtLevel=1") || !slices.Contains(args, "-Xmx1g") {
 				t.Errorf("ServerJVM broker runs with %v, want G1, 1 GiB and full tiered compilation", args)
 			}
+			// The broker logs its GC to a file of its own process, with
+			// UTC times (reo-bench reads it).
+			logs, _ := filepath.Glob(filepath.Join(root, "broker-1", "gc-*.log"))
+			if len(logs) != 1 {
+				t.Fatalf("broker GC logs: %v, want one", logs)
+			}
+			if pid := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(logs[0]), "gc-"), ".log"); !strings.Contains(readFileT(t, filepath.Join(root, "broker-1", "pid")), pid) {
+				t.Errorf("GC log %s is not named after the broker's pid", logs[0])
+			}
+			if text := readFileT(t, logs[0]); !regexp.MustCompile(`(?m)^\[\d{4}-\d\d-\d\dT[0-9:.]+\+0000\] Using G1$`).MatchString(text) {
+				t.Errorf("GC log %s lacks a UTC-stamped \"Using G1\" line:\n%s", logs[0], text)
+			}
 		})
 	}
 }
@@ -605,4 +618,13 @@ func jvmArgs(t *testing.T, dir string) []string {
 	}
 	t.Fatalf("no broker JVM under %s", dir)
 	return nil
+}
+
+func readFileT(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

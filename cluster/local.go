@@ -279,6 +279,10 @@ func FormatProperties(props map[string]string) string {
 	return b.String()
 }
 
+// GCLogPattern is the name, in a local broker's directory, of the GC log
+// each of its JVM processes writes (%p: the process id).
+const GCLogPattern = "gc-%p.log"
+
 func (l *local) javaArgs(n *node, main string, args ...string) []string {
 	heap := os.Getenv(EnvKafkaHeap)
 	// Test settings start fast and stay small; ServerJVM takes
@@ -288,6 +292,11 @@ func (l *local) javaArgs(n *node, main string, args ...string) []string {
 	if l.spec.ServerJVM {
 		jvm = []string{"-Xms" + cmp.Or(heap, "1g"), "-Xmx" + cmp.Or(heap, "1g"), "-server", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
 			"-XX:InitiatingHeapOccupancyPercent=35", "-XX:+ExplicitGCInvokesConcurrent"}
+	}
+	if main == "kafka.Kafka" {
+		// Each broker JVM logs its GC pauses (UTC times, one file per
+		// process): reo-bench lines its latency tails up with them.
+		jvm = append(jvm, "-Xlog:gc:file="+filepath.Join(n.dir, GCLogPattern)+":utctime:filecount=0")
 	}
 	base := append(jvm, "-XX:-UsePerfData",
 		"-Djava.awt.headless=true",

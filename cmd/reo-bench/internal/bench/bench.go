@@ -429,7 +429,6 @@ func (b *bench) latency(ctx context.Context, sys string, wl report.Workload, ts 
 			return err
 		}
 	}
-	type sample struct{ ts, at time.Time }
 	var samples []sample // appended by the measure.Watcher's goroutine only; read after Stop
 	w, err := measure.Watch(ctx, b.dstOpts, ts.names(), 0, func(r *kgo.Record, at time.Time) {
 		samples = append(samples, sample{r.Timestamp, at})
@@ -518,6 +517,7 @@ func (b *bench) latency(ctx context.Context, sys string, wl report.Workload, ts 
 			trace = append(trace, latencySample{At: x.ts.Sub(from), Unix: x.ts.UnixMilli(), Ms: ms})
 		}
 	}
+	res.LatencyGC = b.latencyGC(samplesOf(samples, from, mEnd), mEnd)
 	if b.cfg.latencySamples {
 		name := fmt.Sprintf("%s-%s-r%d.csv", wl.Name, sys, max(1, res.Repeat))
 		if err := writeLatencySamples(filepath.Join(b.cfg.out, "latency-samples", name), trace); err != nil {

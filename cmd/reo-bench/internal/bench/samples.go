@@ -2,10 +2,15 @@ package bench
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"time"
+
+	"github.com/reo-kafka/reo/cmd/reo-bench/internal/measure"
+	"github.com/reo-kafka/reo/cmd/reo-bench/internal/report"
 )
 
 // latencySample is one record of a latency run's measured window: when
@@ -38,4 +43,95 @@ func writeLatencySamples(path string, samples []latencySample) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return f.Close()
+}
+
+// sample is one record seen by a latency run's watcher: its source
+// timestamp and when the destination showed it.
+type sample struct{ ts, at time.Time }
+
+// samplesOf returns the samples stamped in [from, to).
+func samplesOf(all []sample, from, to time.Time) []sample {
+	var out []sample
+	for _, x := range all {
+		if !x.ts.Before(from) && x.ts.Before(to) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// latencyGC reads both local clusters' GC logs and relates the measured
+// window's samples (stamped before end) to their pauses; nil for clusters
+// without a root or without logs, or without samples.
+func (b *bench) latencyGC(samples []sample, end time.Time) *report.LatencyGC {
+	if len(samples) == 0 {
+		return nil
+	}
+	from := samples[0].ts
+	for _, x := range samples {
+		if x.ts.Before(from) {
+			from = x.ts
+		}
+	}
+	var all []measure.GCPause
+	out := &report.LatencyGC{Pauses: map[string]int{}, PauseMsAvg: map[string]float64{}}
+	for _, c := range []struct {
+		name string
+		c    any
+	}{{"source", b.src}, {"destination", b.dst}} {
+		rooted, ok := c.c.(interface{ Root() string })
+		if !ok {
+			return nil
+		}
+		ps, err := measure.ReadGCPauses(rooted.Root())
+		if err != nil {
+			if !errors.Is(err, measure.ErrNoGCLogs) {
+				b.prog.Logf("GC logs of the %s: %v", c.name, err)
+			}
+			return nil
+		}
+		in := measure.PausesIn(ps, from, end)
+		var sum time.Duration
+		for _, p := range in {
+			sum += p.End.Sub(p.Start)
+		}
+		out.Pauses[c.name] = len(in)
+		if len(in) > 0 {
+			out.PauseMsAvg[c.name] = float64(sum) / float64(len(in)) / float64(time.Millisecond)
+		}
+		all = append(all, ps...)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].Start.Before(all[j].Start) })
+	out.SlowestShare, out.AllShare = gcShares(all, samples)
+	return out
+}
+
+// gcShares returns the share of the slowest 1 % of samples (at least one)
+// whose life overlapped a pause of sorted, and the share of all samples.
+func gcShares(sorted []measure.GCPause, samples []sample) (slowest, all float64) {
+	if len(samples) == 0 {
+		return 0, 0
+	}
+	lat := make([]time.Duration, len(samples))
+	in := make([]bool, len(samples))
+	n := 0
+	for i, x := range samples {
+		lat[i] = x.at.Sub(x.ts)
+		if in[i] = measure.Overlaps(sorted, x.ts, x.at); in[i] {
+			n++
+		}
+	}
+	idx := make([]int, len(samples))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return lat[idx[a]] > lat[idx[b]] })
+	k := max(1, len(samples)/100)
+	slow := 0
+	for _, i := range idx[:k] {
+		if in[i] {
+			slow++
+		}
+	}
+	return float64(slow) / float64(k), float64(n) / float64(len(samples))
 }

@@ -306,9 +306,12 @@ type Result struct {
 	Checked int64 `json:"checked_records"`
 	// ReoSaturation and ReoLatency are reo's own metrics at the end of
 	// each phase (reo only).
-	ReoSaturation *ReoStats      `json:"reo_saturation,omitempty"`
-	ReoLatency    *ReoStats      `json:"reo_latency,omitempty"`
-	Violations    map[string]int `json:"violations,omitempty"`
+	ReoSaturation *ReoStats `json:"reo_saturation,omitempty"`
+	ReoLatency    *ReoStats `json:"reo_latency,omitempty"`
+	// LatencyGC is what the brokers' garbage collection did during the
+	// latency phase's measured window (local clusters only).
+	LatencyGC  *LatencyGC     `json:"latency_gc,omitempty"`
+	Violations map[string]int `json:"violations,omitempty"`
 	// GroupSync is the group sync systems' check of their application
 	// group at the end of each phase.
 	GroupSync []GroupSyncCheck `json:"group_sync,omitempty"`
@@ -835,4 +838,18 @@ func (r *Report) costCurveText() string {
 	}
 	b.WriteString("\n")
 	return b.String()
+}
+
+// LatencyGC relates a latency run's records to the brokers' GC pauses.
+type LatencyGC struct {
+	// Pauses and PauseMsAvg are by cluster ("source", "destination"):
+	// the pauses that started in the measured window and their mean.
+	Pauses     map[string]int     `json:"pauses"`
+	PauseMsAvg map[string]float64 `json:"pause_ms_avg"`
+	// SlowestShare is the share (0-1) of the window's slowest 1 % of
+	// records whose life (source timestamp to sighting in the
+	// destination) overlapped a pause of either cluster; AllShare is the
+	// share of all its records.
+	SlowestShare float64 `json:"slowest_share"`
+	AllShare     float64 `json:"all_share"`
 }

@@ -518,6 +518,31 @@ func TestLatencyWhy(t *testing.T) {
 	if want := "(pipe-txn) had p50 25.0 ms and p99 90.0 ms at this rate: 3.00× pipe's p99, against reo's 4.00×"; !strings.Contains(why, want) {
 		t.Errorf("why lacks %q: %s", want, why)
 	}
+	if strings.Contains(why, "GC pauses") {
+		t.Errorf("why speaks of GC pauses, which no run measured: %s", why)
+	}
+
+	// With the brokers' GC measured, the shares and pause counts (medians)
+	// stand in the why, for reo and the pipe (reo's runs are results 1 and 3:
+	// shares 72 and 76 %, 22 and 26 pauses).
+	r = build(120)
+	for i := range r.Results {
+		x := &r.Results[i]
+		if x.System == SysReo {
+			x.LatencyGC = &LatencyGC{Pauses: map[string]int{"destination": 20 + 2*i, "source": 5}, PauseMsAvg: map[string]float64{"destination": 14}, SlowestShare: 0.7 + 0.02*float64(i), AllShare: 0.03}
+		} else {
+			x.LatencyGC = &LatencyGC{Pauses: map[string]int{"destination": 4}, PauseMsAvg: map[string]float64{"destination": 19}, SlowestShare: 0.78, AllShare: 0.01}
+		}
+	}
+	why = ""
+	for _, tg := range r.Targets(w.Name) {
+		if tg.Name == "p99 vs pipe at the same rate" {
+			why = tg.Why
+		}
+	}
+	if want := "74 % of reo's slowest 1 % of records were in flight during one, against 3.0 % of all its records; the destination paused 24 times in the measured window (14.0 ms on average), against 4 times (19.0 ms) with pipe, whose slowest 1 % were 78 % in a pause"; !strings.Contains(why, want) {
+		t.Errorf("why lacks %q: %s", want, why)
+	}
 }
 
 // TestWindowRatesTable proves bench.md's table of rates by where the

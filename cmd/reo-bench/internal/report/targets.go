@@ -175,5 +175,44 @@ func (r *Report) latencyWhy(workload, pipeName string) string {
 			why += " (a pipe-txn run did not verify)"
 		}
 	}
+	if g := r.gcWhy(workload, pipeName); g != "" {
+		why += ". " + g
+	}
+	return why
+}
+
+// gcWhy relates reo's and pipeName's slowest records at the fixed rate to
+// the brokers' GC pauses (medians over the runs that measured them): the
+// share of the slowest 1 % whose life overlapped a pause, against the
+// share of all records, and how often the destination paused. "" when the
+// runs did not measure it (not local clusters).
+func (r *Report) gcWhy(workload, pipeName string) string {
+	type agg struct{ slow, all, pauses, ms []float64 }
+	by := map[string]*agg{}
+	for _, x := range r.Results {
+		if x.Workload.Name != workload || x.LatencyGC == nil || (x.System != SysReo && x.System != pipeName) {
+			continue
+		}
+		a := by[x.System]
+		if a == nil {
+			a = &agg{}
+			by[x.System] = a
+		}
+		g := x.LatencyGC
+		a.slow = append(a.slow, 100*g.SlowestShare)
+		a.all = append(a.all, 100*g.AllShare)
+		a.pauses = append(a.pauses, float64(g.Pauses["destination"]))
+		a.ms = append(a.ms, g.PauseMsAvg["destination"])
+	}
+	reo, pipe := by[SysReo], by[pipeName]
+	if reo == nil {
+		return ""
+	}
+	med := func(v []float64) float64 { return SpreadOf(v).Median }
+	why := fmt.Sprintf("The brokers' GC pauses: %.0f %% of reo's slowest 1 %% of records were in flight during one, against %.1f %% of all its records; the destination paused %.0f times in the measured window (%.1f ms on average)",
+		med(reo.slow), med(reo.all), med(reo.pauses), med(reo.ms))
+	if pipe != nil {
+		why += fmt.Sprintf(", against %.0f times (%.1f ms) with %s, whose slowest 1 %% were %.0f %% in a pause", med(pipe.pauses), med(pipe.ms), pipeName, med(pipe.slow))
+	}
 	return why
 }
