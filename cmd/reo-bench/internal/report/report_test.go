@@ -518,6 +518,20 @@ func TestLatencyWhy(t *testing.T) {
 	if want := "(pipe-txn) had p50 25.0 ms and p99 90.0 ms at this rate: 3.00× pipe's p99, against reo's 4.00×"; !strings.Contains(why, want) {
 		t.Errorf("why lacks %q: %s", want, why)
 	}
+	// A p50 below the pipe's: no negative "more" to break down.
+	r = build(120)
+	for i := range r.Results {
+		if r.Results[i].System == SysReo {
+			r.Results[i].P50Ms = 4
+		}
+	}
+	for _, tg := range r.Targets(w.Name) {
+		if tg.Name == "p99 vs pipe at the same rate" {
+			if want := "reo's p50 is 4.0 ms, at or below pipe's 10.0: what it misses is in the tail"; !strings.Contains(tg.Why, want) || strings.Contains(tg.Why, "more") {
+				t.Errorf("with reo's p50 below the pipe's, why lacks %q or breaks down a negative difference: %s", want, tg.Why)
+			}
+		}
+	}
 	if strings.Contains(why, "GC pauses") {
 		t.Errorf("why speaks of GC pauses, which no run measured: %s", why)
 	}
