@@ -45,6 +45,9 @@ type copier struct {
 	// the markers written: at settleIdleMax the next settleRest commits
 	// do not ask (settleRested counts them down), then asking resumes.
 	settleIdle, settleRested int
+	// settleFirst is how long a settle waits after EndTxn before its
+	// first question, learned from the session's settles (settleLearn).
+	settleFirst time.Duration
 }
 
 // caughtUpSlack is how many offsets a partition may be behind its last
@@ -561,6 +564,9 @@ const (
 	// settlePauseMaxMany: the wait overruns the markers by about a tenth,
 	// and a 4.6 s wait (reo-bench, 1,250 partitions per shard) asks about
 	// 130 times instead of about 1,150.
+	// settleFirstMax bounds the wait before a settle's first question
+	// (settleLearn).
+	settleFirstMax     = 10 * time.Millisecond
 	settlePause        = 250 * time.Microsecond
 	settlePauseMax     = 4 * time.Millisecond
 	settlePauseMaxMany = 50 * time.Millisecond
@@ -615,11 +621,21 @@ func (s *copier) settle(ctx context.Context, endTook time.Duration, touched int)
 		return
 	}
 	var err error
-	asked, state, err = awaitMarkers(ctx, s.prod, s.w.txnID, within, touched >= settleMany)
+	first := s.settleFirst
+	if touched >= settleMany {
+		first = 0
+	}
+	var doneBy time.Duration
+	asked, doneBy, state, err = awaitMarkers(ctx, s.prod, s.w.txnID, within, touched >= settleMany, first)
 	switch {
 	case err == nil:
 		s.settleFails = 0
-		if asked > 1 {
+		if touched < settleMany {
+			s.settleFirst = settleLearn(s.settleFirst, asked, doneBy, state)
+		}
+		if asked > 1 || first >= settlePause {
+			// Markers not yet written at the first question, or
+			// written while we waited to ask: not idle.
 			s.settleIdle = 0
 		} else if s.settleIdle++; s.settleIdle >= settleIdleMax {
 			s.settleIdle, s.settleRested = 0, settleRest
@@ -631,15 +647,26 @@ func (s *copier) settle(ctx context.Context, endTook time.Duration, touched int)
 	}
 }
 
-// awaitMarkers asks the coordinator about transactional id txnID through
-// cl until the transaction is no longer preparing a commit or an abort, or
-// within has passed. It returns how many times it asked, the last state
-// reported, and the first error (which ends it). many paces the questions
-// for a transaction into many partitions (settlePauseNext).
-func awaitMarkers(ctx context.Context, cl *kgo.Client, txnID string, within time.Duration, many bool) (asked int, state string, err error) {
+// awaitMarkers waits first (at most within), then asks the coordinator
+// about transactional id txnID through cl until the transaction is no
+// longer preparing a commit or an abort, or within has passed. It returns
+// how many times it asked, when after its start the markers were written
+// as far as the questions tell (the last question's time, or halfway
+// between the last two), the last state reported, and the first error
+// (which ends it). many paces the questions for a transaction into many
+// partitions (settlePauseNext).
+func awaitMarkers(ctx context.Context, cl *kgo.Client, txnID string, within time.Duration, many bool, first time.Duration) (asked int, doneBy time.Duration, state string, err error) {
 	start := time.Now()
 	pause := settlePause
+	if first = min(first, within); first > 0 {
+		select {
+		case <-ctx.Done():
+		case <-time.After(first):
+		}
+	}
+	var prev, lastAsked time.Duration
 	for time.Since(start) < within && ctx.Err() == nil {
+		prev, lastAsked = lastAsked, time.Since(start)
 		req := kmsg.NewPtrDescribeTransactionsRequest()
 		req.TransactionalIDs = []string{txnID}
 		actx, cancel := context.WithTimeout(ctx, within)
@@ -654,13 +681,17 @@ func awaitMarkers(ctx context.Context, cl *kgo.Client, txnID string, within time
 			}
 		}
 		if err != nil {
-			return asked, state, fmt.Errorf("describe transaction %s: %w", txnID, err)
+			return asked, lastAsked, state, fmt.Errorf("describe transaction %s: %w", txnID, err)
 		}
 		state = resp.TransactionStates[0].State
 		switch state {
 		case "PrepareCommit", "PrepareAbort":
 		default:
-			return asked, state, nil
+			if asked > 1 {
+				// Written between the last two questions.
+				return asked, (prev + lastAsked) / 2, state, nil
+			}
+			return asked, lastAsked, state, nil
 		}
 		select {
 		case <-ctx.Done():
@@ -668,7 +699,34 @@ func awaitMarkers(ctx context.Context, cl *kgo.Client, txnID string, within time
 		}
 		pause = settlePauseNext(pause, time.Since(start), many)
 	}
-	return asked, state, nil
+	return asked, lastAsked, state, nil
+}
+
+// settleLearn returns the wait before a settle's first question after a
+// settle that waited first, asked asked times and ended in state; doneBy
+// is awaitMarkers' estimate of when, after the settle began, the markers
+// were written (between the last two questions). The markers of a commit
+// take about as long each time on a given destination (2-3 ms on this
+// project's 2-core VM), and a question asked before they are written is a
+// request the coordinator answers for nothing: asking at once, reo asked
+// about twice per commit (BenchmarkCommitThenProduce). So after a settle
+// that had to ask again the wait moves halfway to doneBy, and after one
+// whose first question already saw the markers written it shrinks by an
+// eighth (it may wait longer than it needs to). It stays under
+// settleFirstMax; a settle that did not see the markers written teaches
+// nothing.
+func settleLearn(first time.Duration, asked int, doneBy time.Duration, state string) time.Duration {
+	switch {
+	case asked == 0 || state == "PrepareCommit" || state == "PrepareAbort":
+		return first
+	case asked == 1:
+		first -= first / 8
+		if first < settlePause {
+			first = 0
+		}
+		return first
+	}
+	return min(settleFirstMax, first+(doneBy-first)/2)
 }
 
 // settlePauseNext is the pause after pause, waited so far: doubled up to

@@ -14,9 +14,11 @@ import (
 // shard's are: 9 records of 1 KiB on 3 partitions, then 3 checkpoint-sized
 // records on a fourth, flush, EndTxn. "at-once" produces the next
 // transaction immediately, as reo did before it waited for the commit
-// markers; "settle" first waits with awaitMarkers, as reo does now. It
+// markers; "settle" first waits with awaitMarkers, asking at once, as reo
+// did until its settles learned when to ask; "settle-learned" waits
+// before the first question as settleLearn teaches, as reo does now. It
 // reports the flush's and EndTxn's milliseconds per transaction and, for
-// settle, the wait's and the questions asked.
+// the settles, the wait's and the questions asked.
 //
 //	go test -run '^$' -bench CommitThenProduce ./replicator
 func BenchmarkCommitThenProduce(b *testing.B) {
@@ -31,7 +33,7 @@ func BenchmarkCommitThenProduce(b *testing.B) {
 		b.Fatal(err)
 	}
 	value := make([]byte, 1024)
-	for _, mode := range []string{"at-once", "settle"} {
+	for _, mode := range []string{"at-once", "settle", "settle-learned"} {
 		b.Run(mode, func(b *testing.B) {
 			id := "bench-" + mode
 			p, err := kgo.NewClient(append(opts, kgo.TransactionalID(id), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.RequiredAcks(kgo.AllISRAcks()))...)
@@ -39,7 +41,7 @@ func BenchmarkCommitThenProduce(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer p.Close()
-			var flush, end, wait time.Duration
+			var flush, end, wait, first time.Duration
 			asked := 0
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -63,8 +65,8 @@ func BenchmarkCommitThenProduce(b *testing.B) {
 				t2 := time.Now()
 				flush += t1.Sub(t0)
 				end += t2.Sub(t1)
-				if mode == "settle" {
-					n, state, err := awaitMarkers(ctx, p, id, settleMax, false)
+				if mode != "at-once" {
+					n, last, state, err := awaitMarkers(ctx, p, id, settleMax, false, first)
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -73,12 +75,15 @@ func BenchmarkCommitThenProduce(b *testing.B) {
 					}
 					asked += n
 					wait += time.Since(t2)
+					if mode == "settle-learned" {
+						first = settleLearn(first, n, last, state)
+					}
 				}
 			}
 			ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) / float64(b.N) }
 			b.ReportMetric(ms(flush), "flush-ms/op")
 			b.ReportMetric(ms(end), "end-ms/op")
-			if mode == "settle" {
+			if mode != "at-once" {
 				b.ReportMetric(ms(wait), "wait-ms/op")
 				b.ReportMetric(float64(asked)/float64(b.N), "asked/op")
 			}

@@ -2,6 +2,7 @@ package replicator
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
@@ -365,5 +366,85 @@ func TestSettlePacing(t *testing.T) {
 		if longest > settlePauseMaxMany {
 			t.Errorf("markers done after %s: a pause of %s, want at most %s", c.done, longest, settlePauseMaxMany)
 		}
+	}
+}
+
+// TestSettleLearn follows settles whose markers are written some time
+// after EndTxn (a base time with up to a third of jitter), each question
+// taking rtt to answer and seeing the state at the moment it is asked,
+// with the wait before the first question as settleLearn teaches it: the
+// questions per settle fall to half those asked at once (or at most
+// 1.6), and a learned
+// settle ends at most a pause and two round trips after the markers.
+// Settles that saw nothing written teach nothing.
+func TestSettleLearn(t *testing.T) {
+	const rtt = 400 * time.Microsecond
+	settle := func(first, markers time.Duration) (asked int, doneBy, ended time.Duration) {
+		pause, at, prev := settlePause, first, time.Duration(0)
+		for {
+			asked++
+			if at >= markers {
+				if asked > 1 {
+					return asked, (prev + at) / 2, at + rtt
+				}
+				return asked, at, at + rtt
+			}
+			prev = at
+			at += rtt + pause
+			pause = settlePauseNext(pause, at, false)
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, base := range []time.Duration{500 * time.Microsecond, 2 * time.Millisecond, 3 * time.Millisecond, 8 * time.Millisecond} {
+		var first time.Duration
+		learned, atOnce, worst := 0, 0, time.Duration(0)
+		const n = 400
+		for i := range n {
+			markers := base + time.Duration(rng.Int64N(int64(base/3)))
+			asked, doneBy, ended := settle(first, markers)
+			if i >= n/2 { // once learned
+				learned += asked
+				a, _, _ := settle(0, markers)
+				atOnce += a
+				worst = max(worst, ended-markers)
+			}
+			first = settleLearn(first, asked, doneBy, "CompleteCommit")
+			if first > settleFirstMax {
+				t.Fatalf("markers after %s: learned a first wait of %s, above settleFirstMax", markers, first)
+			}
+		}
+		avg, once := float64(learned)/(n/2), float64(atOnce)/(n/2)
+		t.Logf("markers after %s and up to a third more: %.2f questions asking at once, %.2f learned (first wait %s), ending at most %s past the markers", base, once, avg, first, worst)
+		if want := max(1.6, once/2); avg > want {
+			t.Errorf("markers after %s: %.2f questions per settle once learned, want at most %.2f (%.2f asking at once)", base, avg, want, once)
+		}
+		if worst > settlePauseMax+2*rtt {
+			t.Errorf("markers after %s: a learned settle ended %s after them, want at most a pause and two round trips", base, worst)
+		}
+	}
+
+	// A first question that saw the markers written shrinks the wait by
+	// an eighth, to nothing below settlePause; a settle that did not see
+	// them written, or asked nothing, teaches nothing; the wait stays
+	// under settleFirstMax.
+	if got := settleLearn(4*time.Millisecond, 1, 4*time.Millisecond, "CompleteCommit"); got != 3500*time.Microsecond {
+		t.Errorf("after a first question that found the markers written: %s, want 3.5ms", got)
+	}
+	if got := settleLearn(280*time.Microsecond, 1, 280*time.Microsecond, "Empty"); got != 0 {
+		t.Errorf("shrunk below settlePause: %s, want 0", got)
+	}
+	if got := settleLearn(time.Millisecond, 3, 3*time.Millisecond, "CompleteCommit"); got != 2*time.Millisecond {
+		t.Errorf("after a settle that found them written by 3 ms: %s, want 2ms (halfway)", got)
+	}
+	for _, state := range []string{"PrepareCommit", "PrepareAbort"} {
+		if got := settleLearn(2*time.Millisecond, 9, 90*time.Millisecond, state); got != 2*time.Millisecond {
+			t.Errorf("after a settle that ended in %s: %s, want it unchanged", state, got)
+		}
+	}
+	if got := settleLearn(2*time.Millisecond, 0, 0, ""); got != 2*time.Millisecond {
+		t.Errorf("after a settle that asked nothing: %s, want it unchanged", got)
+	}
+	if got := settleLearn(9*time.Millisecond, 3, 90*time.Millisecond, "CompleteCommit"); got != settleFirstMax {
+		t.Errorf("after a 90 ms settle: %s, want settleFirstMax", got)
 	}
 }
