@@ -296,7 +296,8 @@ func (l *local) javaArgs(n *node, main string, args ...string) []string {
 	if main == "kafka.Kafka" {
 		// Each broker JVM logs its GC pauses (UTC times, one file per
 		// process): reo-bench lines its latency tails up with them.
-		jvm = append(jvm, "-Xlog:gc:file="+filepath.Join(n.dir, GCLogPattern)+":utctime:filecount=0")
+		// HotSpot takes a quoted name, so a ':' in the path is safe.
+		jvm = append(jvm, `-Xlog:gc:file="`+filepath.Join(n.dir, GCLogPattern)+`":utctime:filecount=0`)
 	}
 	base := append(jvm, "-XX:-UsePerfData",
 		"-Djava.awt.headless=true",
