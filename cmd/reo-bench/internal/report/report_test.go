@@ -489,12 +489,7 @@ func TestLatencyWhy(t *testing.T) {
 			l.MarkersMsAvg = 4
 		}
 	}
-	why = ""
-	for _, tg := range r.Targets(w.Name) {
-		if tg.Name == "p99 vs pipe at the same rate" {
-			why = tg.Why
-		}
-	}
+	why = p99Why(r, w.Name)
 	for _, want := range []string{"took 20.0 ms on average", "then 4.0 ms waiting for the coordinator to write the commit markers", "about 36.0 (1.5 commits)"} {
 		if !strings.Contains(why, want) {
 			t.Errorf("with a markers wait, why lacks %q: %s", want, why)
@@ -509,12 +504,7 @@ func TestLatencyWhy(t *testing.T) {
 	for i, p99 := range []float64{80, 100} {
 		r.Results = append(r.Results, Result{System: SysPipeTxn, Workload: w, Repeat: i + 1, RecordsPerSec: 100, P50Ms: 25, P99Ms: p99, Verified: true})
 	}
-	why = ""
-	for _, tg := range r.Targets(w.Name) {
-		if tg.Name == "p99 vs pipe at the same rate" {
-			why = tg.Why
-		}
-	}
+	why = p99Why(r, w.Name)
 	if want := "(pipe-txn) had p50 25.0 ms and p99 90.0 ms at this rate: 3.00× pipe's p99, against reo's 4.00×"; !strings.Contains(why, want) {
 		t.Errorf("why lacks %q: %s", want, why)
 	}
@@ -525,12 +515,8 @@ func TestLatencyWhy(t *testing.T) {
 			r.Results[i].P50Ms = 4
 		}
 	}
-	for _, tg := range r.Targets(w.Name) {
-		if tg.Name == "p99 vs pipe at the same rate" {
-			if want := "reo's p50 is 4.0 ms, at or below pipe's 10.0: what it misses is in the tail"; !strings.Contains(tg.Why, want) || strings.Contains(tg.Why, "more") {
-				t.Errorf("with reo's p50 below the pipe's, why lacks %q or breaks down a negative difference: %s", want, tg.Why)
-			}
-		}
+	if why, want := p99Why(r, w.Name), "reo's p50 is 4.0 ms, at or below pipe's 10.0: what it misses is in the tail"; !strings.Contains(why, want) || strings.Contains(why, "more") {
+		t.Errorf("with reo's p50 below the pipe's, why lacks %q or breaks down a negative difference: %s", want, why)
 	}
 	if strings.Contains(why, "GC pauses") {
 		t.Errorf("why speaks of GC pauses, which no run measured: %s", why)
@@ -548,12 +534,7 @@ func TestLatencyWhy(t *testing.T) {
 			x.LatencyGC = &LatencyGC{Pauses: map[string]int{"destination": 4}, PauseMsAvg: map[string]float64{"destination": 19}, SlowestShare: 0.78, AllShare: 0.01}
 		}
 	}
-	why = ""
-	for _, tg := range r.Targets(w.Name) {
-		if tg.Name == "p99 vs pipe at the same rate" {
-			why = tg.Why
-		}
-	}
+	why = p99Why(r, w.Name)
 	if want := "74 % of reo's slowest 1 % of records were in flight during one, against 3.0 % of all its records; the destination paused 24 times in the measured window (14.0 ms on average), against 4 times (19.0 ms) with pipe, whose slowest 1 % were 78 % in a pause"; !strings.Contains(why, want) {
 		t.Errorf("why lacks %q: %s", want, why)
 	}
@@ -617,4 +598,14 @@ func TestDownstreamText(t *testing.T) {
 	if strings.Contains(got, "mm2") {
 		t.Errorf("read-back line names a system without the figure: %q", got)
 	}
+}
+
+// p99Why is the why of r's "p99 vs pipe at the same rate" goal on workload.
+func p99Why(r *Report, workload string) string {
+	for _, tg := range r.Targets(workload) {
+		if tg.Name == "p99 vs pipe at the same rate" {
+			return tg.Why
+		}
+	}
+	return ""
 }
