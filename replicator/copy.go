@@ -557,6 +557,9 @@ const (
 	// settleMax bounds the wait: the leaders' own retries give up after
 	// add.partitions.to.txn.retry.backoff.max.ms (100 ms by default).
 	settleMax = 100 * time.Millisecond
+	// settleFirstMax bounds the wait before a settle's first question
+	// (settleLearn).
+	settleFirstMax = 10 * time.Millisecond
 	// settlePause is the first pause between two questions; it doubles
 	// up to settlePauseMax, still well under the leaders' 20 ms. After a
 	// transaction into many partitions, whose markers take up to seconds,
@@ -564,9 +567,6 @@ const (
 	// settlePauseMaxMany: the wait overruns the markers by about a tenth,
 	// and a 4.6 s wait (reo-bench, 1,250 partitions per shard) asks about
 	// 130 times instead of about 1,150.
-	// settleFirstMax bounds the wait before a settle's first question
-	// (settleLearn).
-	settleFirstMax     = 10 * time.Millisecond
 	settlePause        = 250 * time.Microsecond
 	settlePauseMax     = 4 * time.Millisecond
 	settlePauseMaxMany = 50 * time.Millisecond
