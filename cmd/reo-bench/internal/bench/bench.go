@@ -506,6 +506,7 @@ func (b *bench) latency(ctx context.Context, sys string, wl report.Workload, ts 
 	res.PeakRSSMB = max(res.PeakRSSMB, s.PeakRSS())
 
 	var lat []float64
+	var window []sample
 	var trace []latencySample
 	from := mStart.Truncate(time.Millisecond)
 	for _, x := range samples {
@@ -514,10 +515,11 @@ func (b *bench) latency(ctx context.Context, sys string, wl report.Workload, ts 
 		if !x.ts.Before(from) && x.ts.Before(mEnd) {
 			ms := float64(x.at.Sub(x.ts)) / float64(time.Millisecond)
 			lat = append(lat, ms)
+			window = append(window, x)
 			trace = append(trace, latencySample{At: x.ts.Sub(from), Unix: x.ts.UnixMilli(), Ms: ms})
 		}
 	}
-	res.LatencyGC = b.latencyGC(samplesOf(samples, from, mEnd), mEnd)
+	res.LatencyGC = b.latencyGC(window, from, mEnd)
 	if b.cfg.latencySamples {
 		name := fmt.Sprintf("%s-%s-r%d.csv", wl.Name, sys, max(1, res.Repeat))
 		if err := writeLatencySamples(filepath.Join(b.cfg.out, "latency-samples", name), trace); err != nil {

@@ -49,29 +49,12 @@ func writeLatencySamples(path string, samples []latencySample) error {
 // timestamp and when the destination showed it.
 type sample struct{ ts, at time.Time }
 
-// samplesOf returns the samples stamped in [from, to).
-func samplesOf(all []sample, from, to time.Time) []sample {
-	var out []sample
-	for _, x := range all {
-		if !x.ts.Before(from) && x.ts.Before(to) {
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
-// latencyGC reads both local clusters' GC logs and relates the measured
-// window's samples (stamped before end) to their pauses; nil for clusters
+// latencyGC reads both local clusters' GC logs and relates the samples of
+// the measured window [from, end) to their pauses; nil for clusters
 // without a root or without logs, or without samples.
-func (b *bench) latencyGC(samples []sample, end time.Time) *report.LatencyGC {
+func (b *bench) latencyGC(samples []sample, from, end time.Time) *report.LatencyGC {
 	if len(samples) == 0 {
 		return nil
-	}
-	from := samples[0].ts
-	for _, x := range samples {
-		if x.ts.Before(from) {
-			from = x.ts
-		}
 	}
 	var all []measure.GCPause
 	out := &report.LatencyGC{Pauses: map[string]int{}, PauseMsAvg: map[string]float64{}}
