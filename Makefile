@@ -83,8 +83,8 @@ bench-quick: kafka kafka-mm2
 ## bench: full plan (sizes, partitions, instances, reo commit interval / linger / in-flight), 3 interleaved runs each,
 ## with pipe-flush (the pipe marking a poll at once; the goals take the better of it and the pipe) and pipe-txn (the
 ## pipe with a transaction per poll) next to the four systems; broker data on tmpfs (BENCH_DATA,
-## as bench-cost; BENCH_DATA= keeps them in the temp dir). The committed report (1 h 48 min) skips the reo-setting
-## experiments: --reo-commit-intervals "" --reo-commit-lingers "" --reo-max-inflight "" --reo-shards ""
+## as bench-cost; BENCH_DATA= keeps them in the temp dir). The committed report (1 h 32 min) skips pipe-txn and the
+## reo-setting experiments: --reo-commit-intervals "" --reo-commit-lingers "" --reo-max-inflight "" --reo-shards ""
 BENCH_DATA ?= /dev/shm
 bench: kafka kafka-mm2
 	$(GO) run ./cmd/reo-bench --systems pipe,pipe-flush,pipe-txn,reo,mm2,mm2-eos $(if $(BENCH_DATA),--broker-data $(BENCH_DATA)) --out reports/bench-full
