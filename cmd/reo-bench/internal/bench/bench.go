@@ -142,12 +142,15 @@ func (b *bench) saturate(ctx context.Context, sys string, wl report.Workload, ts
 	}
 	defer lso.Stop()
 	harness, brokers := measure.NewSampler(100*time.Millisecond), measure.NewSampler(100*time.Millisecond)
+	machine := measure.NewMachineSampler(100 * time.Millisecond)
 	harness.Add(os.Getpid())
 	brokers.Add(b.brokerPids...)
 	harness.Start()
 	brokers.Start()
+	machine.Start()
 	defer harness.Stop()
 	defer brokers.Stop()
+	defer machine.Stop()
 	threads := b.brokerThreadSamplers()
 	defer threads.stop()
 
@@ -196,6 +199,7 @@ wait:
 	s.Stop()
 	harness.Stop()
 	brokers.Stop()
+	machine.Stop()
 	threads.stop()
 	if prof != nil {
 		<-prof
@@ -249,6 +253,10 @@ wait:
 	res.BrokerCPUSecondsPerGB = (brokers.CPUAt(z.At) - brokers.CPUAt(a.At)) / gb
 	res.HarnessCPUSecondsPerGB = (harness.CPUAt(z.At) - harness.CPUAt(a.At)) / gb
 	res.BrokerThreadCPU = threads.perGB(a.At, z.At, gb)
+	res.SaturationGC = b.saturationGC(a.At, z.At)
+	if busy, steal, ok := machine.Shares(a.At, z.At); ok {
+		res.MachineBusyShare, res.MachineStealShare = busy, steal
+	}
 	// What the system wrote, read back by a bare consumer with the
 	// consume ceiling's settings, the system stopped.
 	// The watcher saw n records, so this read ends; a failure costs

@@ -49,15 +49,11 @@ func writeLatencySamples(path string, samples []latencySample) error {
 // timestamp and when the destination showed it.
 type sample struct{ ts, at time.Time }
 
-// latencyGC reads both local clusters' GC logs and relates the samples of
-// the measured window [from, end) to their pauses; nil for clusters
-// without a root or without logs, or without samples.
-func (b *bench) latencyGC(samples []sample, from, end time.Time) *report.LatencyGC {
-	if len(samples) == 0 {
-		return nil
-	}
-	var all []measure.GCPause
-	out := &report.LatencyGC{Pauses: map[string]int{}, PauseMsAvg: map[string]float64{}}
+// brokerPauses reads both local clusters' GC logs: the pauses by cluster
+// ("source", "destination"); nil for clusters without a root or without
+// logs.
+func (b *bench) brokerPauses() map[string][]measure.GCPause {
+	out := map[string][]measure.GCPause{}
 	for _, c := range []struct {
 		name string
 		c    any
@@ -73,20 +69,61 @@ func (b *bench) latencyGC(samples []sample, from, end time.Time) *report.Latency
 			}
 			return nil
 		}
-		in := measure.PausesIn(ps, from, end)
-		var sum time.Duration
-		for _, p := range in {
-			sum += p.End.Sub(p.Start)
-		}
-		out.Pauses[c.name] = len(in)
-		if len(in) > 0 {
-			out.PauseMsAvg[c.name] = float64(sum) / float64(len(in)) / float64(time.Millisecond)
+		out[c.name] = ps
+	}
+	return out
+}
+
+// latencyGC relates the samples of a latency run's measured window
+// [from, end) to the brokers' pauses; nil without GC logs or samples.
+func (b *bench) latencyGC(samples []sample, from, end time.Time) *report.LatencyGC {
+	if len(samples) == 0 {
+		return nil
+	}
+	byCluster := b.brokerPauses()
+	if byCluster == nil {
+		return nil
+	}
+	var all []measure.GCPause
+	out := &report.LatencyGC{Pauses: map[string]int{}, PauseMsAvg: map[string]float64{}}
+	for name, ps := range byCluster {
+		n, sum := pausesIn(ps, from, end)
+		out.Pauses[name] = n
+		if n > 0 {
+			out.PauseMsAvg[name] = float64(sum) / float64(n) / float64(time.Millisecond)
 		}
 		all = append(all, ps...)
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].Start.Before(all[j].Start) })
 	out.SlowestShare, out.AllShare = gcShares(all, samples)
 	return out
+}
+
+// saturationGC is the brokers' pauses in a saturation run's measured
+// window [from, to]; nil without GC logs.
+func (b *bench) saturationGC(from, to time.Time) *report.SaturationGC {
+	byCluster := b.brokerPauses()
+	if byCluster == nil || !to.After(from) {
+		return nil
+	}
+	out := &report.SaturationGC{Pauses: map[string]int{}, PauseMsTotal: map[string]float64{},
+		WindowMs: float64(to.Sub(from)) / float64(time.Millisecond)}
+	for name, ps := range byCluster {
+		n, sum := pausesIn(ps, from, to)
+		out.Pauses[name], out.PauseMsTotal[name] = n, float64(sum)/float64(time.Millisecond)
+	}
+	return out
+}
+
+// pausesIn counts the pauses of sorted that started in [from, to) and
+// sums their lengths.
+func pausesIn(sorted []measure.GCPause, from, to time.Time) (int, time.Duration) {
+	in := measure.PausesIn(sorted, from, to)
+	var sum time.Duration
+	for _, p := range in {
+		sum += p.End.Sub(p.Start)
+	}
+	return len(in), sum
 }
 
 // gcShares returns the share of the slowest 1 % of samples (at least one)

@@ -1,11 +1,14 @@
 package bench
 
 import (
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/reo-kafka/reo/cluster"
 	"github.com/reo-kafka/reo/cmd/reo-bench/internal/measure"
 )
 
@@ -55,5 +58,60 @@ func TestGCShares(t *testing.T) {
 	}
 	if s, a := gcShares(nil, samples); s != 0 || a != 0 {
 		t.Errorf("without pauses: %v %v, want 0 0", s, a)
+	}
+}
+
+// rootedCluster is a cluster whose brokers keep their files under a root,
+// as a local cluster does; nothing else of it is used.
+type rootedCluster struct {
+	cluster.Cluster
+	root string
+}
+
+func (c rootedCluster) Root() string { return c.root }
+
+// TestSaturationGC proves a saturation run's GC figures are the pauses
+// that started in its window, by cluster, summed, with the window's
+// length; and that clusters without GC logs give none rather than zeros.
+func TestSaturationGC(t *testing.T) {
+	logs := func(lines ...string) string {
+		root := t.TempDir()
+		if len(lines) == 0 {
+			return root
+		}
+		if err := os.MkdirAll(filepath.Join(root, "broker-1"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, "broker-1", "gc-7.log"), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return root
+	}
+	// The log stamps a pause's end; it started its length before.
+	src := logs("[2026-12-03T05:00:00.500+0000] GC(0) Pause Young (Allocation Failure) 10M->2M(20M) 4.000ms")
+	dst := logs(
+		"[2026-12-03T05:00:00.050+0000] GC(0) Pause Young (Allocation Failure) 10M->2M(20M) 10.000ms", // started 40 ms, before the window
+		"[2026-12-03T05:00:00.300+0000] GC(1) Pause Young (Allocation Failure) 10M->2M(20M) 20.000ms",
+		"[2026-12-03T05:00:00.900+0000] GC(2) Pause Full (Allocation Failure) 10M->2M(20M) 150.000ms",
+		"[2026-12-03T05:00:01.200+0000] GC(3) Pause Young (Allocation Failure) 10M->2M(20M) 5.000ms", // started 1,195 ms, after it
+	)
+	b := &bench{src: rootedCluster{root: src}, dst: rootedCluster{root: dst}, prog: newProgress(io.Discard, 0)}
+	t0 := time.Date(2026, 12, 3, 5, 0, 0, 0, time.UTC)
+	g := b.saturationGC(t0.Add(100*time.Millisecond), t0.Add(time.Second))
+	if g == nil {
+		t.Fatal("no GC figures")
+	}
+	if g.WindowMs != 900 {
+		t.Errorf("window %v ms, want 900", g.WindowMs)
+	}
+	if g.Pauses["destination"] != 2 || g.PauseMsTotal["destination"] != 170 {
+		t.Errorf("destination: %d pauses, %v ms; want 2, 170", g.Pauses["destination"], g.PauseMsTotal["destination"])
+	}
+	if g.Pauses["source"] != 1 || g.PauseMsTotal["source"] != 4 {
+		t.Errorf("source: %d pauses, %v ms; want 1, 4", g.Pauses["source"], g.PauseMsTotal["source"])
+	}
+	b.dst = rootedCluster{root: logs()}
+	if g := b.saturationGC(t0, t0.Add(time.Second)); g != nil {
+		t.Errorf("a cluster without GC logs: %+v, want none", g)
 	}
 }

@@ -310,8 +310,17 @@ type Result struct {
 	ReoLatency    *ReoStats `json:"reo_latency,omitempty"`
 	// LatencyGC is what the brokers' garbage collection did during the
 	// latency phase's measured window (local clusters only).
-	LatencyGC  *LatencyGC     `json:"latency_gc,omitempty"`
-	Violations map[string]int `json:"violations,omitempty"`
+	LatencyGC *LatencyGC `json:"latency_gc,omitempty"`
+	// MachineBusyShare and MachineStealShare are the shares (0-1) of the
+	// whole machine's CPU time over the saturation run's measured window
+	// that was busy, and that the hypervisor gave to others while this
+	// machine wanted it (/proc/stat).
+	MachineBusyShare  float64 `json:"machine_busy_share,omitempty"`
+	MachineStealShare float64 `json:"machine_steal_share,omitempty"`
+	// SaturationGC is the brokers' GC pauses in the saturation run's
+	// measured window (local clusters only).
+	SaturationGC *SaturationGC  `json:"saturation_gc,omitempty"`
+	Violations   map[string]int `json:"violations,omitempty"`
 	// GroupSync is the group sync systems' check of their application
 	// group at the end of each phase.
 	GroupSync []GroupSyncCheck `json:"group_sync,omitempty"`
@@ -443,6 +452,7 @@ func (r *Report) Markdown(w io.Writer, charts []string) error {
 		b.WriteString(r.workloadTable(wl))
 		b.WriteString("\n")
 		b.WriteString(r.windowRatesText(wl))
+		b.WriteString(r.runsText(wl))
 		b.WriteString(r.downstreamText(wl))
 		b.WriteString(r.brokerThreadsText(wl))
 		if ts := r.Targets(wl.Name); len(ts) > 0 && !wl.ReoOnly() {
@@ -838,6 +848,16 @@ func (r *Report) costCurveText() string {
 	}
 	b.WriteString("\n")
 	return b.String()
+}
+
+// SaturationGC is, by cluster ("source", "destination"), how many GC
+// pauses started in a saturation run's measured window and how long they
+// took together; WindowMs is the window's length, so a run that lost a
+// share of its window to a stopped broker says how much.
+type SaturationGC struct {
+	Pauses       map[string]int     `json:"pauses"`
+	PauseMsTotal map[string]float64 `json:"pause_ms_total"`
+	WindowMs     float64            `json:"window_ms"`
 }
 
 // LatencyGC relates a latency run's records to the brokers' GC pauses.

@@ -1,0 +1,124 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// runsText is a workload's saturation runs one by one: per repetition,
+// each system's records/s with its place in the repetition's order and
+// the brokers' CPU per GB, and reo over its reference (the faster
+// at-least-once pipe, else reo-baseline) within the repetition, with the
+// median of those ratios. Empty with fewer than two repetitions.
+//
+// The medians of the table above hide how the runs paired up: on a small
+// shared machine a whole repetition can run slow (every system's brokers
+// spending twice the CPU per GB), and a ratio of medians then mixes runs
+// made in different conditions. This shows it.
+func (r *Report) runsText(wl Workload) string {
+	if wl.ReoOnly() {
+		return ""
+	}
+	systems := r.systemsOn(wl.Name)
+	byRep := map[int]map[string]Result{}
+	for _, x := range r.Results {
+		if x.Workload.Name != wl.Name || x.Repeat == 0 {
+			continue
+		}
+		if byRep[x.Repeat] == nil {
+			byRep[x.Repeat] = map[string]Result{}
+		}
+		byRep[x.Repeat][x.System] = x
+	}
+	if len(byRep) < 2 {
+		return ""
+	}
+	reps := make([]int, 0, len(byRep))
+	for k := range byRep {
+		reps = append(reps, k)
+	}
+	slices.Sort(reps)
+	ref, ok := r.FasterPipe(wl)
+	if !ok && slices.Contains(systems, SysReoBaseline) {
+		ref = SysReoBaseline
+	}
+	if !slices.Contains(systems, SysReo) || !slices.Contains(systems, ref) {
+		ref = ""
+	}
+	var b strings.Builder
+	b.WriteString("Saturation run by run: records/s, and in brackets the run's place in its repetition, the brokers' CPU s/GB and, where measured, the shares of the machine's CPU time in the window that were busy and stolen by the hypervisor (❌: the oracle found the run's output wrong; no ratio uses it)")
+	if ref != "" {
+		fmt.Fprintf(&b, "; the last column is reo over %s within the repetition", ref)
+	}
+	b.WriteString(":\n\n| run |")
+	for _, sys := range systems {
+		fmt.Fprintf(&b, " %s |", sys)
+	}
+	if ref != "" {
+		fmt.Fprintf(&b, " reo ÷ %s |", ref)
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---:|", len(systems)))
+	if ref != "" {
+		b.WriteString("---:|")
+	}
+	b.WriteString("\n")
+	var ratios []float64
+	for _, rep := range reps {
+		fmt.Fprintf(&b, "| %d |", rep)
+		for _, sys := range systems {
+			x, ok := byRep[rep][sys]
+			if !ok || x.RecordsPerSec <= 0 {
+				b.WriteString(" – |")
+				continue
+			}
+			more := ""
+			if x.MachineBusyShare > 0 {
+				more = fmt.Sprintf(", busy %.0f%%, steal %.1f%%", 100*x.MachineBusyShare, 100*x.MachineStealShare)
+			}
+			if !x.Verified {
+				more += ", ❌"
+			}
+			fmt.Fprintf(&b, " %s (%s, %s%s) |", fmtNum(x.RecordsPerSec), ordinal(x.Order), fmtNum(x.BrokerCPUSecondsPerGB), more)
+		}
+		if ref != "" {
+			a, okA := byRep[rep][SysReo]
+			c, okC := byRep[rep][ref]
+			if okA && okC && a.Verified && c.Verified && a.RecordsPerSec > 0 && c.RecordsPerSec > 0 {
+				ratio := a.RecordsPerSec / c.RecordsPerSec
+				ratios = append(ratios, ratio)
+				fmt.Fprintf(&b, " %.2f× |", ratio)
+			} else {
+				b.WriteString(" – |")
+			}
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+	if len(ratios) > 1 {
+		s := SpreadOf(ratios)
+		fmt.Fprintf(&b, "reo over %s within a repetition: median %.2f× (%.2f–%.2f×)", ref, s.Median, s.Min, s.Max)
+		if v, ok := r.RatioOf(SysReo, wl, ref); ok {
+			fmt.Fprintf(&b, "; the table's ratio of medians is %.2f×", v)
+		}
+		b.WriteString(".\n\n")
+	}
+	return b.String()
+}
+
+// ordinal is 1st, 2nd, 3rd, 4th, ...; "–" for 0 (no order recorded).
+func ordinal(n int) string {
+	switch {
+	case n <= 0:
+		return "–"
+	case n%100 >= 11 && n%100 <= 13:
+		return fmt.Sprintf("%dth", n)
+	case n%10 == 1:
+		return fmt.Sprintf("%dst", n)
+	case n%10 == 2:
+		return fmt.Sprintf("%dnd", n)
+	case n%10 == 3:
+		return fmt.Sprintf("%drd", n)
+	}
+	return fmt.Sprintf("%dth", n)
+}

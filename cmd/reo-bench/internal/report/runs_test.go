@@ -1,0 +1,71 @@
+package report
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestRunsText proves the run-by-run table pairs each repetition's runs:
+// every run's rate, place and brokers' CPU, reo over the faster pipe
+// within the repetition (not over the pipe's median), the median of
+// those ratios beside the table's ratio of medians, and a mark on an
+// unverified run, which no ratio uses.
+func TestRunsText(t *testing.T) {
+	w := Workload{Name: "1KiB-p12-i3", RecordBytes: 1024, Partitions: 12, Instances: 3, Records: 1000}
+	run := func(sys string, rep, order int, rate, broker float64, ok bool) Result {
+		return Result{System: sys, Workload: w, Repeat: rep, Order: order, RecordsPerSec: rate, BrokerCPUSecondsPerGB: broker, Verified: ok}
+	}
+	steal := run(SysReo, 4, 1, 50_000, 6, true)
+	steal.MachineBusyShare, steal.MachineStealShare = 0.9, 0.125
+	r := &Report{Repeats: 3, Results: []Result{
+		run(SysPipe, 1, 1, 300_000, 3, true), run(SysPipeFlush, 1, 2, 400_000, 2.5, true), run(SysReo, 1, 3, 200_000, 4, true),
+		run(SysPipeFlush, 2, 1, 100_000, 5, true), run(SysReo, 2, 2, 120_000, 5.5, true), run(SysPipe, 2, 3, 90_000, 5, true),
+		run(SysReo, 3, 1, 250_000, 4.1, false), run(SysPipe, 3, 2, 280_000, 3, true), run(SysPipeFlush, 3, 3, 350_000, 2.4, true),
+		steal,
+	}}
+	got := r.runsText(w)
+	for _, want := range []string{
+		"| run | pipe | pipe-flush | reo | reo ÷ pipe-flush |",
+		"| 1 | 300000 (1st, 3.00) | 400000 (2nd, 2.50) | 200000 (3rd, 4.00) | 0.50× |",
+		"| 2 | 90000 (3rd, 5.00) | 100000 (1st, 5.00) | 120000 (2nd, 5.50) | 1.20× |",
+		"| 3 | 280000 (2nd, 3.00) | 350000 (3rd, 2.40) | 250000 (1st, 4.10, ❌) | – |",
+		// A repetition where only reo ran: no ratio; the machine's shares.
+		"| 4 | – | – | 50000 (1st, 6.00, busy 90%, steal 12.5%) | – |",
+		// Ratios 0.50 and 1.20: median 0.85. The table's medians take
+		// every run's rate (reo 160,000, the middle two of 50k, 120k,
+		// 200k and 250k; pipe-flush 350,000): 0.46.
+		"median 0.85× (0.50–1.20×); the table's ratio of medians is 0.46×",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("runsText lacks %q:\n%s", want, got)
+		}
+	}
+
+	// Without a pipe, reo is set against reo-baseline.
+	ab := &Report{Results: []Result{
+		run(SysReo, 1, 1, 110, 1, true), run(SysReoBaseline, 1, 2, 100, 1, true),
+		run(SysReoBaseline, 2, 1, 100, 1, true), run(SysReo, 2, 2, 130, 1, true),
+	}}
+	if got := ab.runsText(w); !strings.Contains(got, "| 1 | 110 (1st, 1.00) | 100 (2nd, 1.00) | 1.10× |") || !strings.Contains(got, "median 1.20× (1.10–1.30×)") {
+		t.Errorf("reo against reo-baseline:\n%s", got)
+	}
+
+	// One repetition, or a reo-only variant: nothing to pair.
+	one := &Report{Results: r.Results[:3]}
+	if got := one.runsText(w); got != "" {
+		t.Errorf("one repetition: %q, want nothing", got)
+	}
+	v := w
+	v.ReoShards = "6"
+	if got := (&Report{Results: []Result{run(SysReo, 1, 1, 1, 1, true), run(SysReo, 2, 1, 1, 1, true)}}).runsText(v); got != "" {
+		t.Errorf("reo-only variant: %q, want nothing", got)
+	}
+}
+
+func TestOrdinal(t *testing.T) {
+	for n, want := range map[int]string{0: "–", 1: "1st", 2: "2nd", 3: "3rd", 4: "4th", 11: "11th", 12: "12th", 13: "13th", 21: "21st", 22: "22nd", 103: "103rd", 111: "111th"} {
+		if got := ordinal(n); got != want {
+			t.Errorf("ordinal(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
