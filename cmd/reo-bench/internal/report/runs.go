@@ -95,6 +95,17 @@ func (r *Report) runsText(wl Workload) string {
 		b.WriteString("\n")
 	}
 	b.WriteString("\n")
+	var stolen []string
+	for _, rep := range reps {
+		for _, sys := range systems {
+			if x, ok := byRep[rep][sys]; ok && x.MachineStealShare > StealNote {
+				stolen = append(stolen, fmt.Sprintf("%s run %d (%.0f%%)", sys, rep, 100*x.MachineStealShare))
+			}
+		}
+	}
+	if len(stolen) > 0 {
+		fmt.Fprintf(&b, "The hypervisor took more than %.0f%% of this machine's CPU time in the window of %s: those runs had less of the machine than the others, and their figures say more about the host than about the system.\n\n", 100*StealNote, strings.Join(stolen, ", "))
+	}
 	if len(ratios) > 1 {
 		s := SpreadOf(ratios)
 		fmt.Fprintf(&b, "reo over %s within a repetition: median %.2f× (%.2f–%.2f×)", ref, s.Median, s.Min, s.Max)
@@ -105,6 +116,10 @@ func (r *Report) runsText(wl Workload) string {
 	}
 	return b.String()
 }
+
+// StealNote is the share of the machine's CPU time stolen by the
+// hypervisor in a saturation window above which bench.md names the run.
+const StealNote = 0.10
 
 // ordinal is 1st, 2nd, 3rd, 4th, ...; "–" for 0 (no order recorded).
 func ordinal(n int) string {
