@@ -307,15 +307,21 @@ func leaderOf(t *testing.T, ctx context.Context, c cluster.Cluster, topic string
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	md, err := kadm.NewClient(cl).Metadata(ctx, topic)
-	if err != nil {
-		t.Fatalf("metadata: %v", err)
+	// A broker learns a new topic from the controller a moment after
+	// CreateTopics returns: the one asked may not know it yet (seen once
+	// with containers: "no metadata" right after the create).
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		md, err := kadm.NewClient(cl).Metadata(ctx, topic)
+		if err == nil {
+			if pd, ok := md.Topics[topic].Partitions[p]; ok && pd.Err == nil && pd.Leader >= 0 {
+				return pd.Leader
+			}
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			t.Fatalf("no leader in the metadata for %s/%d after 30s (last error: %v)", topic, p, err)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	pd, ok := md.Topics[topic].Partitions[p]
-	if !ok {
-		t.Fatalf("no metadata for %s/%d", topic, p)
-	}
-	return pd.Leader
 }
 
 // TestBrokerKillKeepsAckedRecords proves, on a 3-broker real cluster
