@@ -50,8 +50,8 @@ func writeLatencySamples(path string, samples []latencySample) error {
 type sample struct{ ts, at time.Time }
 
 // brokerPauses reads both local clusters' GC logs: the pauses by cluster
-// ("source", "destination"); nil for clusters without a root or without
-// logs.
+// ("source", "destination"); nil when either cluster has no root (not
+// local) or no logs.
 func (b *bench) brokerPauses() map[string][]measure.GCPause {
 	out := map[string][]measure.GCPause{}
 	for _, c := range []struct {

@@ -2,15 +2,18 @@ package report
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
 
 // runsText is a workload's saturation runs one by one: per repetition,
-// each system's records/s with its place in the repetition's order and
-// the brokers' CPU per GB, and reo over its reference (the faster
-// at-least-once pipe, else reo-baseline) within the repetition, with the
-// median of those ratios. Empty with fewer than two repetitions.
+// each system's records/s with its place in the repetition's order, the
+// brokers' CPU per GB and, where measured, the machine's busy and stolen
+// shares; reo over its reference (the faster at-least-once pipe, else
+// reo-baseline) within the repetition, with the median of those ratios;
+// and the runs the hypervisor starved (StealNote). Empty with fewer than
+// two repetitions.
 //
 // The medians of the table above hide how the runs paired up: on a small
 // shared machine a whole repetition can run slow (every system's brokers
@@ -34,11 +37,7 @@ func (r *Report) runsText(wl Workload) string {
 	if len(byRep) < 2 {
 		return ""
 	}
-	reps := make([]int, 0, len(byRep))
-	for k := range byRep {
-		reps = append(reps, k)
-	}
-	slices.Sort(reps)
+	reps := slices.Sorted(maps.Keys(byRep))
 	ref, ok := r.FasterPipe(wl)
 	if !ok && slices.Contains(systems, SysReoBaseline) {
 		ref = SysReoBaseline
