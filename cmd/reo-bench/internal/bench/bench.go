@@ -17,6 +17,7 @@ import (
 	"github.com/reo-kafka/reo/cmd/reo-bench/internal/measure"
 	"github.com/reo-kafka/reo/cmd/reo-bench/internal/report"
 	"github.com/reo-kafka/reo/internal/logtext"
+	"github.com/reo-kafka/reo/replicator"
 	"github.com/reo-kafka/reo/systems"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -173,6 +174,15 @@ func (b *bench) saturate(ctx context.Context, sys string, wl report.Workload, ts
 		// reo stops (an idle process adds no samples).
 		prof = b.profile(ctx, r, wl, "saturation", int(b.cfg.satProfile.Seconds()))
 	}
+	var shares *measure.SharesWatch
+	if wl.Instances > 1 && len(r.metrics()) == wl.Instances {
+		shards := b.reoFlags(wl).Shards
+		if shards <= 0 {
+			shards = replicator.DefaultShards // a new replication's count
+		}
+		shares = measure.WatchShares(pctx, r.metrics(), shards, 50*time.Millisecond)
+		defer shares.Stop()
+	}
 	var runErr error
 wait:
 	for {
@@ -201,6 +211,12 @@ wait:
 	brokers.Stop()
 	machine.Stop()
 	threads.stop()
+	if shares != nil {
+		shares.Stop()
+		if at := shares.Settled(); !at.IsZero() {
+			res.SharesSettledSec = at.Sub(started).Seconds()
+		}
+	}
 	if prof != nil {
 		<-prof
 	}
@@ -246,6 +262,7 @@ wait:
 	res.Progress = runShape(seen, n, started, 20)
 	res.StableProgress = runShape(trace, n, started, 20)
 	res.SaturationSec = window.Seconds()
+	res.WindowOpenSec = a.At.Sub(started).Seconds()
 	res.RecordsPerSec = windowRate(a, z)
 	res.MBPerSec = res.RecordsPerSec * float64(wl.RecordBytes) / 1e6
 	gb := float64(recs) * float64(wl.RecordBytes) / 1e9

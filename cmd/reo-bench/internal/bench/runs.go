@@ -147,8 +147,8 @@ func (b *bench) runWorkload(ctx context.Context, wl report.Workload, systems []s
 					res[i].Error = "saturation: " + err.Error()
 					b.prog.Logf("%s run %d %s: %v", wl.Name, rep, sys, err)
 				} else {
-					b.prog.Logf("%s run %d %s: %.0f records/s (%.1f MB/s), startup %.1fs, %.1f CPU s/GB, peak RSS %.0f MiB (%.1fs after start), verified=%v%s",
-						wl.Name, rep, sys, res[i].RecordsPerSec, res[i].MBPerSec, res[i].StartupSec, res[i].CPUSecondsPerGB, res[i].PeakRSSMB, res[i].PeakRSSAtSec, res[i].Verified, res[i].ReoSaturation.String())
+					b.prog.Logf("%s run %d %s: %.0f records/s (%.1f MB/s), startup %.1fs, %.1f CPU s/GB, peak RSS %.0f MiB (%.1fs after start), verified=%v%s%s",
+						wl.Name, rep, sys, res[i].RecordsPerSec, res[i].MBPerSec, res[i].StartupSec, res[i].CPUSecondsPerGB, res[i].PeakRSSMB, res[i].PeakRSSAtSec, res[i].Verified, res[i].ReoSaturation.String(), sharesLog(res[i]))
 				}
 			}
 			b.prog.Done()
@@ -306,4 +306,13 @@ func windowRate(a, z measure.Sighting) float64 {
 		return 0
 	}
 	return float64(z.N-a.N) / d.Seconds()
+}
+
+// sharesLog is a run's progress note on when its instances shared out the
+// shards, or "".
+func sharesLog(r report.Result) string {
+	if r.SharesSettledSec <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(", every instance owning shards %.2fs after start (window from %.2fs)", r.SharesSettledSec, r.WindowOpenSec)
 }

@@ -262,6 +262,13 @@ type Result struct {
 	// StartupSec is from starting the system to the first record visible
 	// in the destination; the throughput figures exclude it.
 	StartupSec float64 `json:"startup_sec"`
+	// SharesSettledSec is, for a saturation run of several reo instances,
+	// the seconds from the start until every instance owned a share of
+	// the shards (before that some had none); 0 when not
+	// measured or never seen. WindowOpenSec is when the measured window
+	// opened, from the same start.
+	SharesSettledSec float64 `json:"shares_settled_sec,omitempty"`
+	WindowOpenSec    float64 `json:"window_open_sec,omitempty"`
 	// SaturationSec is the measured window (Report.WindowFrom).
 	SaturationSec float64 `json:"saturation_sec"`
 	// WindowRates is the saturation rate over windows that open at other
@@ -484,8 +491,8 @@ func (r *Report) Markdown(w io.Writer, charts []string) error {
 					if steps != "" {
 						steps = " (" + steps + ")"
 					}
-					fmt.Fprintf(&b, "- %s's own metrics%s, %s phase: %.0f transactions of %.0f records on average; commit (flush records and checkpoints, EndTxn) %.1f ms on average%s, p99 ≤ %.0f ms; %.0f aborted\n",
-						x.System, repeatLabel(x), ph.name, ph.st.Transactions, ph.st.RecordsPerTxn, ph.st.CommitMsAvg, steps, ph.st.CommitP99Ms, ph.st.Aborted)
+					fmt.Fprintf(&b, "- %s's own metrics%s, %s phase: %.0f transactions of %.0f records on average; commit (flush records and checkpoints, EndTxn) %.1f ms on average%s, p99 ≤ %.0f ms; %.0f aborted%s\n",
+						x.System, repeatLabel(x), ph.name, ph.st.Transactions, ph.st.RecordsPerTxn, ph.st.CommitMsAvg, steps, ph.st.CommitP99Ms, ph.st.Aborted, sharesText(x, ph.name))
 				}
 			}
 			if x.Error != "" {
@@ -872,4 +879,18 @@ type LatencyGC struct {
 	// share of all its records.
 	SlowestShare float64 `json:"slowest_share"`
 	AllShare     float64 `json:"all_share"`
+}
+
+// sharesText says, for the saturation phase of a run of several reo
+// instances, when every instance owned a share of the shards against when
+// the measured window opened; "" otherwise.
+func sharesText(x Result, phase string) string {
+	if phase != "saturation" || x.SharesSettledSec <= 0 {
+		return ""
+	}
+	when := "after"
+	if x.SharesSettledSec <= x.WindowOpenSec {
+		when = "before"
+	}
+	return fmt.Sprintf("; every instance owned a share of the shards %.2f s after the start, %s the measured window opened (%.2f s); before that some instances had no shard", x.SharesSettledSec, when, x.WindowOpenSec)
 }

@@ -70,3 +70,23 @@ func TestOrdinal(t *testing.T) {
 		}
 	}
 }
+
+// TestSharesText: the saturation phase of a run of several instances says
+// when they shared out the shards against when the window opened; other
+// phases and unmeasured runs say nothing.
+func TestSharesText(t *testing.T) {
+	late := Result{SharesSettledSec: 0.7, WindowOpenSec: 0.4}
+	if got := sharesText(late, "saturation"); !strings.Contains(got, "0.70 s after the start, after the measured window opened (0.40 s)") {
+		t.Errorf("settled after the window opened: %q", got)
+	}
+	early := Result{SharesSettledSec: 0.3, WindowOpenSec: 0.4}
+	if got := sharesText(early, "saturation"); !strings.Contains(got, "before the measured window opened") {
+		t.Errorf("settled before the window opened: %q", got)
+	}
+	if got := sharesText(late, "latency"); got != "" {
+		t.Errorf("latency phase: %q, want nothing", got)
+	}
+	if got := sharesText(Result{WindowOpenSec: 0.4}, "saturation"); got != "" {
+		t.Errorf("not measured: %q, want nothing", got)
+	}
+}
