@@ -283,6 +283,22 @@ func FormatProperties(props map[string]string) string {
 // each of its JVM processes writes (%p: the process id).
 const GCLogPattern = "gc-%p.log"
 
+// brokerDirectMemory bounds a broker JVM's direct buffers. A broker reads
+// each request into a heap buffer through a temporary direct buffer as
+// large as the request, which the JDK keeps in a per-thread cache for the
+// next read, and a read larger than every cached buffer leaves them there
+// and allocates another. The default bound is the heap (512 MiB with the
+// tests' JVM): in a full reo-bench plan, the 48-partition workload's
+// produce requests of about 48 MiB (the pipe's and the produce ceiling's,
+// a 1 MiB batch per partition) left 470 MB of such buffers on the
+// destination, which then failed every large request ("Cannot reserve
+// 49909721 bytes of direct buffer memory"): its produce ceiling fell from
+// 91.6k to 7.6k records/s between two repetitions and reo could not
+// initialize a producer. Capping
+// the cached size (jdk.nio.maxCachedBufferSize) would instead allocate
+// and zero a buffer of the request's size for every read of it.
+const brokerDirectMemory = "-XX:MaxDirectMemorySize=2g"
+
 func (l *local) javaArgs(n *node, main string, args ...string) []string {
 	heap := os.Getenv(EnvKafkaHeap)
 	// Test settings start fast and stay small; ServerJVM takes
@@ -294,6 +310,7 @@ func (l *local) javaArgs(n *node, main string, args ...string) []string {
 			"-XX:InitiatingHeapOccupancyPercent=35", "-XX:+ExplicitGCInvokesConcurrent"}
 	}
 	if main == "kafka.Kafka" {
+		jvm = append(jvm, brokerDirectMemory)
 		// Each broker JVM logs its GC pauses (UTC times, one file per
 		// process): reo-bench lines its latency tails up with them.
 		// HotSpot takes a quoted name, so a ':' in the path is safe.

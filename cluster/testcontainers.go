@@ -54,10 +54,11 @@ type tcNode struct {
 }
 
 // containerJVM are the JVM settings of test brokers in containers, the
-// local provider's fast-starting ones (serial GC, C1 only, small heap).
+// local provider's fast-starting ones (serial GC, C1 only, small heap,
+// room for large requests' direct buffers).
 const (
 	containerHeap = "-Xms128m -Xmx512m"
-	containerJVM  = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:-UsePerfData -Djava.awt.headless=true"
+	containerJVM  = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 " + brokerDirectMemory + " -XX:-UsePerfData -Djava.awt.headless=true"
 )
 
 // KafkaEnv turns broker properties into the KAFKA_* environment variables
