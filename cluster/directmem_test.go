@@ -94,7 +94,7 @@ func TestLocalBrokerTakesLargeRequests(t *testing.T) {
 		mu.Unlock()
 		if err != nil {
 			log := readFileT(t, filepath.Join(root, "broker-1", "server.log"))
-			t.Fatalf("request of %d MB after %d MB in larger requests failed: %v; broker log has OutOfMemoryError: %v", n, sent, err, bytes.Contains([]byte(log), []byte("OutOfMemoryError")))
+			t.Fatalf("request of %d MB failed after %d MB in smaller ones: %v; broker log has OutOfMemoryError: %v", n, sent, err, bytes.Contains([]byte(log), []byte("OutOfMemoryError")))
 		}
 		sent += n
 	}
