@@ -285,18 +285,18 @@ const GCLogPattern = "gc-%p.log"
 
 // brokerDirectMemory bounds a broker JVM's direct buffers. A broker reads
 // each request into a heap buffer through a temporary direct buffer as
-// large as the request, which the JDK keeps in a per-thread cache for the
-// next read, and a read larger than every cached buffer leaves them there
-// and allocates another. The default bound is the heap (512 MiB with the
+// large as the request, which the JDK keeps in a per-thread cache; a read
+// larger than every cached buffer frees one and allocates another, leaving
+// the others cached. The default bound is the heap (512 MiB with the
 // tests' JVM): in a full reo-bench plan, the 48-partition workload's
 // produce requests of about 48 MiB (the pipe's and the produce ceiling's,
 // a 1 MiB batch per partition) left 470 MB of such buffers on the
 // destination, which then failed every large request ("Cannot reserve
 // 49909721 bytes of direct buffer memory"): its produce ceiling fell from
 // 91.6k to 7.6k records/s between two repetitions and reo could not
-// initialize a producer. Capping
-// the cached size (jdk.nio.maxCachedBufferSize) would instead allocate
-// and zero a buffer of the request's size for every read of it.
+// initialize a producer. Capping the cached size
+// (jdk.nio.maxCachedBufferSize) would instead allocate and zero a buffer
+// of the request's size for every read of it.
 const brokerDirectMemory = "-XX:MaxDirectMemorySize=2g"
 
 func (l *local) javaArgs(n *node, main string, args ...string) []string {
