@@ -55,6 +55,9 @@ type Replicator struct {
 	// Set in Run before any worker starts, read-only after.
 	srcClusterID string
 	sameCluster  bool
+	// memShards and memBrokers are the shard count and the source's broker
+	// count once Run has connected, for MemoryEstimate.
+	memShards, memBrokers atomic.Int32
 	// settings is this instance's selection and naming; knownSettings
 	// are those recorded on the destination, by fingerprint.
 	settings      Settings
@@ -323,6 +326,8 @@ func (r *Replicator) tryConnect(ctx context.Context) error {
 	if err := r.ensureOwnTopics(ctx); err != nil {
 		return err
 	}
+	r.memBrokers.Store(int32(len(src.Brokers)))
+	r.memShards.Store(int32(r.cfg.Shards))
 	return r.checkIdentity(ctx)
 }
 

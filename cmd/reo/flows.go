@@ -143,6 +143,15 @@ func runMM2(ctx context.Context, s *settings, env map[string]string, stdout, std
 		}
 		defer stopOps()
 	}
+	memCtx, stopMem := context.WithCancel(ctx)
+	waitMem := governMemory(memCtx, s.memoryLimit, env, log, func() int64 {
+		var n int64
+		for _, fr := range runs {
+			n += fr.r.MemoryEstimate()
+		}
+		return n
+	}, memoryTick)
+	defer func() { stopMem(); waitMem() }()
 	return runFlows(ctx, runs, log, stderr)
 }
 

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"strings"
+	"time"
+)
+
+// --memory-limit: the Go runtime's soft memory limit (GOMEMLIMIT), which
+// makes the collector work harder as the process nears it instead of
+// letting the heap grow to twice what is live.
+const (
+	// memoryLimitAuto and memoryLimitOff are settings.memoryLimit's
+	// values for auto and off; a size is positive.
+	memoryLimitAuto = -1
+	memoryLimitOff  = 0
+
+	// autoMemoryFloor is the least limit auto sets: with the default
+	// settings reo's peak RSS then stays under 256 MiB (what the binary
+	// and the runtime keep outside the limit is a few MiB). Without a
+	// limit, 100 B records peaked at 220-265 MiB with a live heap of
+	// 80-106 MB (reports/bench-full, reports/bench-memlimit).
+	autoMemoryFloor = 224 << 20
+	// autoMemoryHeadroom is added to 1.5 × the live estimate: the
+	// collector's room above the live heap, as GOGC=50 would give it.
+	autoMemoryHeadroom = 64 << 20
+	// autoMemoryStep rounds the limit up, so a few partitions more or
+	// less do not move (and log) it.
+	autoMemoryStep = 16 << 20
+)
+
+// memoryTick is how often auto follows the estimates.
+const memoryTick = time.Second
+
+// parseMemoryLimit reads --memory-limit: auto, off or a size.
+func parseMemoryLimit(v string) (int64, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "auto":
+		return memoryLimitAuto, nil
+	case "off":
+		return memoryLimitOff, nil
+	}
+	n, err := parseSize(v)
+	if err != nil || n < 32<<20 {
+		return 0, fmt.Errorf("%q is not auto, off or a size of at least 32MiB like 512MiB", v)
+	}
+	return n, nil
+}
+
+// autoMemoryLimit is the limit auto sets for an estimate of the live heap
+// (the sum of the replications' MemoryEstimate): 1.5 × it plus
+// autoMemoryHeadroom, at least autoMemoryFloor, rounded up to
+// autoMemoryStep. A live heap above the limit would make the collector run
+// at its cap (half the CPU), so the estimate errs high.
+func autoMemoryLimit(estimate int64) int64 {
+	n := max(autoMemoryFloor, estimate+estimate/2+autoMemoryHeadroom)
+	return (n + autoMemoryStep - 1) / autoMemoryStep * autoMemoryStep
+}
+
+// governMemory applies --memory-limit (limit, from settings.memoryLimit):
+// a size is set at once; off sets nothing; auto keeps a GOMEMLIMIT the
+// environment sets, and otherwise sets autoMemoryFloor and then, every
+// tick until ctx ends, autoMemoryLimit of the sum of estimates (0 for a
+// replication that has not connected yet). It logs each limit it sets. The
+// returned function waits for it to stop; the limit stays.
+func governMemory(ctx context.Context, limit int64, env map[string]string, log *slog.Logger, estimates func() int64, tick time.Duration) func() {
+	done := make(chan struct{})
+	switch {
+	case limit > 0:
+		debug.SetMemoryLimit(limit)
+		log.Info("memory limit", "bytes", limit, "from", "--memory-limit")
+		close(done)
+	case limit == memoryLimitOff:
+		if v := env["GOMEMLIMIT"]; v != "" {
+			log.Info("memory limit", "bytes", debug.SetMemoryLimit(-1), "from", "GOMEMLIMIT="+v)
+		}
+		close(done)
+	case env["GOMEMLIMIT"] != "":
+		log.Info("memory limit", "bytes", debug.SetMemoryLimit(-1), "from", "GOMEMLIMIT="+env["GOMEMLIMIT"])
+		close(done)
+	default:
+		set := int64(autoMemoryFloor)
+		debug.SetMemoryLimit(set)
+		log.Info("memory limit", "bytes", set, "from", "--memory-limit auto", "live_estimate_bytes", 0)
+		go func() {
+			defer close(done)
+			t := time.NewTicker(tick)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+				}
+				est := estimates()
+				if n := autoMemoryLimit(est); n != set {
+					set = n
+					debug.SetMemoryLimit(set)
+					log.Info("memory limit", "bytes", set, "from", "--memory-limit auto", "live_estimate_bytes", est)
+				}
+			}
+		}()
+	}
+	return func() { <-done }
+}
