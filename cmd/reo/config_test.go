@@ -85,7 +85,7 @@ func TestEverySettingHasAYAMLKey(t *testing.T) {
 	sample := map[string]string{
 		"shards": "8", "replication-factor": "3", "max-inflight-bytes": "64MiB", "naming": "prefix",
 		"log-level": "debug", "log-format": "json", "source-sasl-mechanism": "SCRAM-SHA-512",
-		"dest-sasl-mechanism": "PLAIN", "instance-id": "reo-0", "commit-linger": "0s",
+		"dest-sasl-mechanism": "PLAIN", "instance-id": "reo-0", "commit-linger": "0s", "memory-limit": "512MiB",
 	}
 	for _, st := range settingsTable {
 		if st.flag == "" {
