@@ -6,10 +6,9 @@ package replicator
 // perRecordState is what a record of about 100 B costs in client state
 // besides its own bytes, as a multiple of them: the fetched record's
 // struct, its encoding in the produce batch and the fetch response it
-// points into. 100 B records kept 80-106 MB live with 48 MiB of record
+// points into. 100 B records kept 76-106 MB live with 48 MiB of record
 // bytes in flight (four shards at the defaults, one source broker:
-// reports/bench-batch-records and the 100 B heap profiles); larger records
-// cost less over their bytes.
+// reports/bench-memlimit); larger records cost less over their bytes.
 const perRecordState = 2
 
 // perPartitionState is the client metadata and per-partition state a
