@@ -12,8 +12,9 @@ package replicator
 const perRecordState = 2
 
 // perPartitionState is the client metadata and per-partition state a
-// copied partition keeps live: about 35 MB for 5,000 partitions over an
-// instance's clients (reports/bench-cost).
+// copied partition keeps live with four shards: about 35 MB for 5,000
+// partitions over an instance's clients (reports/bench-cost). Each shard's
+// clients know every partition of its topics, so it grows with the shards.
 const perPartitionState = 8 << 10
 
 // InflightBound is the most record bytes one instance holds when it owns
@@ -37,20 +38,30 @@ func (c *Config) InflightBound(shards, brokers int) int64 {
 }
 
 // MemoryEstimate is the heap one instance of this replication may keep
-// live when it owns every shard: its InflightBound at the shard count and
-// source brokers found when Run connected, twice over for the client state
-// of small records, plus the state of each partition in the current plan.
-// It is 0 until Run has connected (the shard count is known then).
+// live when it owns every shard: its InflightBound (at the shard count
+// found when Run connected and the source's current broker count) twice
+// over for the client state of small records, plus the state of each
+// partition in the current plan, scaled by shards over four. It is 0 until
+// Run has connected. It is an estimate from the settings: a compressed
+// source, whose records take more room decompressed than fetched, keeps
+// more live (the reo command's auto limit also follows the live heap).
 func (r *Replicator) MemoryEstimate() int64 {
-	shards, brokers := r.memShards.Load(), r.memBrokers.Load()
+	shards := r.memShards.Load()
 	if shards == 0 {
 		return 0
 	}
-	n := int64(perRecordState) * r.cfg.InflightBound(int(shards), int(brokers))
+	parts := 0
 	if p, _ := r.currentPlan(); p != nil {
-		for _, parts := range p.shards {
-			n += int64(len(parts)) * perPartitionState
+		for _, pp := range p.shards {
+			parts += len(pp)
 		}
 	}
-	return n
+	return MemoryEstimateFor(r.memInflight.Load(), int(shards), parts)
+}
+
+// MemoryEstimateFor is MemoryEstimate's arithmetic: inflight (an
+// InflightBound) twice over, plus 8 KiB for each of partitions, times
+// max(shards, DefaultShards) over DefaultShards.
+func MemoryEstimateFor(inflight int64, shards, partitions int) int64 {
+	return int64(perRecordState)*inflight + int64(partitions)*perPartitionState*int64(max(shards, DefaultShards))/DefaultShards
 }

@@ -55,9 +55,12 @@ type Replicator struct {
 	// Set in Run before any worker starts, read-only after.
 	srcClusterID string
 	sameCluster  bool
-	// memShards and memBrokers are the shard count and the source's broker
-	// count once Run has connected, for MemoryEstimate.
-	memShards, memBrokers atomic.Int32
+	// memShards and memInflight are the shard count and the in-flight
+	// bound (Config.InflightBound at the source's broker count, which the
+	// topic refresh keeps current) once Run has connected, for
+	// MemoryEstimate.
+	memShards   atomic.Int32
+	memInflight atomic.Int64
 	// settings is this instance's selection and naming; knownSettings
 	// are those recorded on the destination, by fingerprint.
 	settings      Settings
@@ -326,9 +329,12 @@ func (r *Replicator) tryConnect(ctx context.Context) error {
 	if err := r.ensureOwnTopics(ctx); err != nil {
 		return err
 	}
-	r.memBrokers.Store(int32(len(src.Brokers)))
+	if err := r.checkIdentity(ctx); err != nil {
+		return err
+	}
 	r.memShards.Store(int32(r.cfg.Shards))
-	return r.checkIdentity(ctx)
+	r.memInflight.Store(r.cfg.InflightBound(r.cfg.Shards, len(src.Brokers)))
+	return nil
 }
 
 // refreshLoop publishes a new plan every TopicRefreshInterval.

@@ -179,6 +179,10 @@ func (r *Replicator) refreshTopics(ctx context.Context) (*plan, error) {
 	if err != nil {
 		return nil, asAuth("source", "listing topics", fmt.Errorf("list source topics: %w", err))
 	}
+	if n := r.memShards.Load(); n > 0 && len(srcMD.Brokers) > 0 {
+		// Brokers join and leave: each is one more fetch in flight.
+		r.memInflight.Store(r.cfg.InflightBound(int(n), len(srcMD.Brokers)))
+	}
 	blocked := make(map[string]string) // source topic -> why it is not copied now
 
 	sel, err := r.selectTopics(srcMD.Topics, blocked)

@@ -150,7 +150,7 @@ func runMM2(ctx context.Context, s *settings, env map[string]string, stdout, std
 			n += fr.r.MemoryEstimate()
 		}
 		return n
-	}, memoryTick)
+	}, liveHeap, memoryTick)
 	defer func() { stopMem(); waitMem() }()
 	return runFlows(ctx, runs, log, stderr)
 }

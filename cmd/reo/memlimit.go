@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"runtime/metrics"
 	"strings"
 	"time"
 )
@@ -51,22 +52,36 @@ func parseMemoryLimit(v string) (int64, error) {
 }
 
 // autoMemoryLimit is the limit auto sets for an estimate of the live heap
-// (the sum of the replications' MemoryEstimate): 1.5 × it plus
-// autoMemoryHeadroom, at least autoMemoryFloor, rounded up to
-// autoMemoryStep. A live heap above the limit would make the collector run
-// at its cap (half the CPU), so the estimate errs high.
+// (the larger of the replications' summed MemoryEstimate and the largest
+// live heap seen): 1.5 × it plus autoMemoryHeadroom, at least
+// autoMemoryFloor, rounded up to autoMemoryStep. A live heap above the
+// limit would make the collector run at its cap (half the CPU), hence the
+// room over both.
 func autoMemoryLimit(estimate int64) int64 {
 	n := max(autoMemoryFloor, estimate+estimate/2+autoMemoryHeadroom)
 	return (n + autoMemoryStep - 1) / autoMemoryStep * autoMemoryStep
 }
 
+// liveHeap is the heap the last collection found live.
+func liveHeap() int64 {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return int64(s[0].Value.Uint64())
+}
+
 // governMemory applies --memory-limit (limit, from settings.memoryLimit):
 // a size is set at once; off sets nothing; auto keeps a GOMEMLIMIT the
 // environment sets, and otherwise sets autoMemoryFloor and then, every
-// tick until ctx ends, autoMemoryLimit of the sum of estimates (0 for a
-// replication that has not connected yet). It logs each limit it sets. The
-// returned function waits for it to stop; the limit stays.
-func governMemory(ctx context.Context, limit int64, env map[string]string, log *slog.Logger, estimates func() int64, tick time.Duration) func() {
+// tick until ctx ends, autoMemoryLimit of the larger of the sum of
+// estimates (0 for a replication that has not connected yet) and the
+// largest live heap seen so far: an estimate that falls short (a
+// compressed source) must not leave the collector at its cap. It logs
+// each limit it sets. The returned function waits for it to stop; the
+// limit stays.
+func governMemory(ctx context.Context, limit int64, env map[string]string, log *slog.Logger, estimates, live func() int64, tick time.Duration) func() {
 	done := make(chan struct{})
 	switch {
 	case limit > 0:
@@ -89,6 +104,7 @@ func governMemory(ctx context.Context, limit int64, env map[string]string, log *
 			defer close(done)
 			t := time.NewTicker(tick)
 			defer t.Stop()
+			var peak int64
 			for {
 				select {
 				case <-ctx.Done():
@@ -96,10 +112,11 @@ func governMemory(ctx context.Context, limit int64, env map[string]string, log *
 				case <-t.C:
 				}
 				est := estimates()
-				if n := autoMemoryLimit(est); n != set {
+				peak = max(peak, live())
+				if n := autoMemoryLimit(max(est, peak)); n != set {
 					set = n
 					debug.SetMemoryLimit(set)
-					log.Info("memory limit", "bytes", set, "from", "--memory-limit auto", "live_estimate_bytes", est)
+					log.Info("memory limit", "bytes", set, "from", "--memory-limit auto", "live_estimate_bytes", est, "live_heap_peak_bytes", peak)
 				}
 			}
 		}()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"math"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -36,24 +37,43 @@ func TestParseMemoryLimit(t *testing.T) {
 	}
 }
 
-// TestAutoMemoryLimit proves auto's floor holds for the default settings
-// and that the limit grows with what the configuration lets an instance
-// hold, never below 1.5 × the estimate.
+// TestAutoMemoryLimit proves the limits the README and the example config
+// state for auto, from the settings to the limit, and that the in-flight
+// bound covers what a lone shard fetches.
 func TestAutoMemoryLimit(t *testing.T) {
 	var def replicator.Config
-	est := 2*def.InflightBound(4, 1) + 12*8<<10
-	if got := autoMemoryLimit(est); got != autoMemoryFloor {
-		t.Errorf("defaults (estimate %d): limit %d, want the floor %d", est, got, autoMemoryFloor)
+	for _, c := range []struct {
+		name                        string
+		inflight                    int64 // --max-inflight-bytes (0: defaults)
+		brokers, shards, partitions int
+		wantMiB                     int64
+	}{
+		{"defaults, one broker", 0, 1, 4, 12, 224},
+		{"defaults, two brokers", 0, 2, 4, 12, 272},
+		{"defaults, three brokers", 0, 3, 4, 12, 320},
+		{"defaults, 5,000 partitions", 0, 1, 4, 5000, 272},
+		{"defaults, 5,000 partitions, 64 shards", 0, 1, 64, 5000, 3312},
+		{"--max-inflight-bytes 256MiB", 256 << 20, 1, 4, 12, 848},
+		{"--max-inflight-bytes 1GiB", 1 << 30, 3, 4, 3, 3152},
+	} {
+		cfg := replicator.Config{MaxInflightBytes: c.inflight}
+		est := replicator.MemoryEstimateFor(cfg.InflightBound(c.shards, c.brokers), c.shards, c.partitions)
+		if got := autoMemoryLimit(est); got != c.wantMiB<<20 {
+			t.Errorf("%s: estimate %d, limit %d MiB, want %d MiB", c.name, est, got>>20, c.wantMiB)
+		}
 	}
 	if got := def.InflightBound(4, 3); got != 4*(4*4+4)<<20 {
 		t.Errorf("InflightBound(4 shards, 3 brokers) = %d, want 80 MiB", got)
 	}
-	if got, want := def.InflightBound(1, 1), def.InflightBound(4, 1); got != want {
-		t.Errorf("InflightBound(1 shard) = %d, want four shards' %d (a lone shard fetches their budget)", got, want)
-	}
-	big := replicator.Config{MaxInflightBytes: 1 << 30}
-	if got := big.InflightBound(64, 9); got != 1<<30 {
-		t.Errorf("InflightBound with MaxInflightBytes 1GiB = %d", got)
+	// A plan whose partitions fall into a shards (a < 4) fetches
+	// FetchBudget/a per shard: a × ((b+1) × that + 4 MiB) must fit.
+	for a := 1; a < replicator.DefaultShards; a++ {
+		for b := 1; b <= 3; b++ {
+			held := int64(a) * (int64(b+1)*replicator.FetchBudget/int64(a) + replicator.DefaultBatchMaxBytes)
+			if bound := def.InflightBound(a, b); bound < held {
+				t.Errorf("InflightBound(%d shards, %d brokers) = %d, below the %d they may hold", a, b, bound, held)
+			}
+		}
 	}
 	for _, e := range []int64{0, 100 << 20, 2 << 30, 2<<30 + 1} {
 		got := autoMemoryLimit(e)
@@ -69,43 +89,50 @@ func TestGovernMemory(t *testing.T) {
 	prev := debug.SetMemoryLimit(-1)
 	t.Cleanup(func() { debug.SetMemoryLimit(prev) })
 	const sentinel = 777 << 20
-	var est atomic.Int64
+	var est, live atomic.Int64
 	cases := []struct {
-		name  string
-		limit int64
-		env   map[string]string
-		want  int64  // limit after the first ticks
-		later int64  // after est rises to 3 GiB (0: unchanged from want)
-		log   string // in the log
+		name      string
+		limit     int64
+		env       map[string]string
+		want      int64  // limit after the first ticks
+		est, live int64  // then set to these
+		later     int64  // limit then (0: unchanged from want)
+		afterDrop int64  // limit once est and live fall to 0 again (0: later)
+		log       string // in the log ("": nothing logged)
 	}{
-		{"size", 300 << 20, nil, 300 << 20, 0, "from=--memory-limit"},
-		{"size over GOMEMLIMIT", 300 << 20, map[string]string{"GOMEMLIMIT": "1GiB"}, 300 << 20, 0, "from=--memory-limit"},
-		{"off", memoryLimitOff, nil, sentinel, 0, ""},
-		{"auto keeps GOMEMLIMIT", memoryLimitAuto, map[string]string{"GOMEMLIMIT": "777MiB"}, sentinel, 0, `from="GOMEMLIMIT=777MiB"`},
-		{"auto", memoryLimitAuto, nil, autoMemoryFloor, autoMemoryLimit(3 << 30), "from=\"--memory-limit auto\""},
+		{"size", 300 << 20, nil, 300 << 20, 3 << 30, 0, 0, 0, "from=--memory-limit"},
+		{"size over GOMEMLIMIT", 300 << 20, map[string]string{"GOMEMLIMIT": "1GiB"}, 300 << 20, 3 << 30, 0, 0, 0, "from=--memory-limit"},
+		{"off", memoryLimitOff, nil, sentinel, 3 << 30, 0, 0, 0, ""},
+		{"off with GOMEMLIMIT", memoryLimitOff, map[string]string{"GOMEMLIMIT": "777MiB"}, sentinel, 3 << 30, 0, 0, 0, `from="GOMEMLIMIT=777MiB"`},
+		{"auto keeps GOMEMLIMIT", memoryLimitAuto, map[string]string{"GOMEMLIMIT": "777MiB"}, sentinel, 3 << 30, 0, 0, 0, `from="GOMEMLIMIT=777MiB"`},
+		{"auto follows the estimate", memoryLimitAuto, nil, autoMemoryFloor, 3 << 30, 0, autoMemoryLimit(3 << 30), autoMemoryFloor, `from="--memory-limit auto"`},
+		{"auto follows the live heap", memoryLimitAuto, nil, autoMemoryFloor, 0, 400 << 20, autoMemoryLimit(400 << 20), autoMemoryLimit(400 << 20), "live_heap_peak_bytes=419430400"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			debug.SetMemoryLimit(sentinel)
 			est.Store(0)
+			live.Store(0)
 			var logs syncBuffer
 			ctx, cancel := context.WithCancel(context.Background())
-			wait := governMemory(ctx, c.limit, c.env, slog.New(slog.NewTextHandler(&logs, nil)), est.Load, 5*time.Millisecond)
+			wait := governMemory(ctx, c.limit, c.env, slog.New(slog.NewTextHandler(&logs, nil)), est.Load, live.Load, 5*time.Millisecond)
 			time.Sleep(30 * time.Millisecond)
 			if got := debug.SetMemoryLimit(-1); got != c.want {
 				t.Errorf("limit %d, want %d", got, c.want)
 			}
-			est.Store(3 << 30)
-			later := c.later
+			later, afterDrop := c.later, c.afterDrop
 			if later == 0 {
 				later = c.want
 			}
-			pollUntil(t, 5*time.Second, func() string {
-				if got := debug.SetMemoryLimit(-1); got != later {
-					return "limit " + itoa(got) + ", want " + itoa(later)
-				}
-				return ""
-			})
+			if afterDrop == 0 {
+				afterDrop = later
+			}
+			est.Store(c.est)
+			live.Store(c.live)
+			waitLimit(t, later)
+			est.Store(0)
+			live.Store(0)
+			waitLimit(t, afterDrop)
 			cancel()
 			wait()
 			if c.log == "" && logs.String() != "" || c.log != "" && !strings.Contains(logs.String(), c.log) {
@@ -115,36 +142,63 @@ func TestGovernMemory(t *testing.T) {
 	}
 }
 
+// waitLimit waits until the runtime's memory limit is want, or fails. A
+// limit that must stay is checked once more after a few ticks.
+func waitLimit(t *testing.T, want int64) {
+	t.Helper()
+	pollUntil(t, 5*time.Second, func() string {
+		if got := debug.SetMemoryLimit(-1); got != want {
+			return "limit " + itoa(got) + ", want " + itoa(want)
+		}
+		return ""
+	})
+	time.Sleep(30 * time.Millisecond)
+	if got := debug.SetMemoryLimit(-1); got != want {
+		t.Errorf("limit moved to %d, want it to stay %d", got, want)
+	}
+}
+
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 // TestMemoryLimitMetric proves, on the binary, that the limit reo sets is
-// the one the runtime applies (go_gc_gomemlimit_bytes on /metrics): the
-// floor with the defaults, the size given, GOMEMLIMIT kept, and with a
-// large --max-inflight-bytes the estimate's limit once reo has connected.
+// the one the runtime applies (go_gc_gomemlimit_bytes on /metrics) once
+// reo is ready: the floor with the defaults, the size given, GOMEMLIMIT
+// kept, the source's three brokers counted from its metadata (one is given
+// to bootstrap from), and a large --max-inflight-bytes.
 func TestMemoryLimitMetric(t *testing.T) {
-	src := fakeCluster(t, "src", kfake.SeedTopics(3, "in"))
+	src := fakeCluster(t, "src", kfake.NumBrokers(3), kfake.SeedTopics(3, "in"))
 	dst := fakeCluster(t, "dst")
-	base := []string{"replicate", "--source-bootstrap", strings.Join(src.ListenAddrs(), ","), "--dest-bootstrap", strings.Join(dst.ListenAddrs(), ","), "--topics", "in", "--shards", "4"}
-	for _, c := range []struct {
+	base := []string{"replicate", "--source-bootstrap", src.ListenAddrs()[0], "--dest-bootstrap", strings.Join(dst.ListenAddrs(), ","), "--topics", "in", "--shards", "4"}
+	for i, c := range []struct {
 		name string
 		args []string
 		env  string
 		want int64
 	}{
-		{"auto", nil, "GOMEMLIMIT=", autoMemoryFloor},
+		// Four shards, three source brokers: 2 × 4 × (4 × 4 MiB + 4 MiB)
+		// + 3 partitions' state, × 1.5 + 64 MiB, rounded up.
+		{"auto", nil, "GOMEMLIMIT=", 320 << 20},
 		{"size", []string{"--memory-limit", "300MiB"}, "GOMEMLIMIT=", 300 << 20},
 		{"GOMEMLIMIT", nil, "GOMEMLIMIT=400MiB", 400 << 20},
+		{"off", []string{"--memory-limit", "off"}, "GOMEMLIMIT=", math.MaxInt64},
 		// 1 GiB in flight: estimate 2 GiB + 3 partitions' state.
-		{"auto after connecting", []string{"--max-inflight-bytes", "1GiB", "--name", "big"}, "GOMEMLIMIT=", autoMemoryLimit(2<<30 + 3*8<<10)},
+		{"auto, max-inflight-bytes", []string{"--max-inflight-bytes", "1GiB"}, "GOMEMLIMIT=", autoMemoryLimit(2<<30 + 3*8<<10)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			addr := freeAddr(t)
-			p := startReo(t, append(append([]string{}, base...), append(c.args, "--metrics-addr", addr)...), c.env)
-			pollUntil(t, 20*time.Second, func() string {
+			args := append(append([]string{}, base...), c.args...)
+			p := startReo(t, append(args, "--metrics-addr", addr, "--name", "mem"+itoa(int64(i))), c.env)
+			pollUntil(t, 30*time.Second, func() string {
+				if code, body := get("http://" + addr + "/readyz"); code != 200 {
+					return "/readyz " + itoa(int64(code)) + " " + body + "; stderr:\n" + p.stderr.String()
+				}
+				return ""
+			})
+			pollUntil(t, 5*time.Second, func() string {
 				code, body := get("http://" + addr + "/metrics")
 				got, ok := metric(body, "go_gc_gomemlimit_bytes")
-				if code != 200 || !ok || int64(got) != c.want {
-					return "go_gc_gomemlimit_bytes " + itoa(int64(got)) + ", want " + itoa(c.want) + "; stderr:\n" + p.stderr.String()
+				if code != 200 || !ok || got != float64(c.want) {
+					return "go_gc_gomemlimit_bytes " + strconv.FormatFloat(got, 'f', -1, 64) + ", want " + itoa(c.want) + "; stderr:\n" + p.stderr.String()
 				}
 				return ""
 			})
