@@ -143,15 +143,13 @@ func runMM2(ctx context.Context, s *settings, env map[string]string, stdout, std
 		}
 		defer stopOps()
 	}
-	memCtx, stopMem := context.WithCancel(ctx)
-	waitMem := governMemory(memCtx, s.memoryLimit, env, log, func() int64 {
+	defer governMemory(ctx, s.memoryLimit, env, log, func() int64 {
 		var n int64
 		for _, fr := range runs {
 			n += fr.r.MemoryEstimate()
 		}
 		return n
-	}, liveHeap, memoryTick)
-	defer func() { stopMem(); waitMem() }()
+	}, liveHeap, memoryTick)()
 	return runFlows(ctx, runs, log, stderr)
 }
 

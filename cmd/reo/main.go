@@ -185,9 +185,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 	}
 
 	log.Info("starting", "version", versionString(), "source", s.cfg.SourceBrokers, "destination", s.cfg.DestBrokers)
-	memCtx, stopMem := context.WithCancel(ctx)
-	waitMem := governMemory(memCtx, s.memoryLimit, env, log, r.MemoryEstimate, liveHeap, memoryTick)
-	defer func() { stopMem(); waitMem() }()
+	defer governMemory(ctx, s.memoryLimit, env, log, r.MemoryEstimate, liveHeap, memoryTick)()
 	if err := r.Run(ctx); err != nil {
 		// Some settings can only be checked against the destination
 		// (MaxInflightBytes over the shard count found there): name

@@ -79,9 +79,10 @@ func liveHeap() int64 {
 // estimates (0 for a replication that has not connected yet) and the
 // largest live heap seen so far: an estimate that falls short (a
 // compressed source) must not leave the collector at its cap. It logs
-// each limit it sets. The returned function waits for it to stop; the
-// limit stays.
-func governMemory(ctx context.Context, limit int64, env map[string]string, log *slog.Logger, estimates, live func() int64, tick time.Duration) func() {
+// each limit it sets. The returned function stops it and waits; the limit
+// stays.
+func governMemory(ctx context.Context, limit int64, env map[string]string, log *slog.Logger, estimates, live func() int64, tick time.Duration) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	switch {
 	case limit > 0:
@@ -121,5 +122,5 @@ func governMemory(ctx context.Context, limit int64, env map[string]string, log *
 			}
 		}()
 	}
-	return func() { <-done }
+	return func() { cancel(); <-done }
 }

@@ -114,8 +114,7 @@ func TestGovernMemory(t *testing.T) {
 			est.Store(0)
 			live.Store(0)
 			var logs syncBuffer
-			ctx, cancel := context.WithCancel(context.Background())
-			wait := governMemory(ctx, c.limit, c.env, slog.New(slog.NewTextHandler(&logs, nil)), est.Load, live.Load, 5*time.Millisecond)
+			stop := governMemory(context.Background(), c.limit, c.env, slog.New(slog.NewTextHandler(&logs, nil)), est.Load, live.Load, 5*time.Millisecond)
 			time.Sleep(30 * time.Millisecond)
 			if got := debug.SetMemoryLimit(-1); got != c.want {
 				t.Errorf("limit %d, want %d", got, c.want)
@@ -133,8 +132,7 @@ func TestGovernMemory(t *testing.T) {
 			est.Store(0)
 			live.Store(0)
 			waitLimit(t, afterDrop)
-			cancel()
-			wait()
+			stop()
 			if c.log == "" && logs.String() != "" || c.log != "" && !strings.Contains(logs.String(), c.log) {
 				t.Errorf("log %q, want it to contain %q", logs.String(), c.log)
 			}
