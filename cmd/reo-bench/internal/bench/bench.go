@@ -274,6 +274,12 @@ wait:
 	if busy, steal, ok := machine.Shares(a.At, z.At); ok {
 		res.MachineBusyShare, res.MachineStealShare = busy, steal
 	}
+	if sys, ok := machine.SystemShare(a.At, z.At); ok {
+		res.MachineSystemShare = sys
+	}
+	if mib, ok := machine.ReturnedMiB(a.At, z.At); ok {
+		res.GuestReturnedMiB = &mib
+	}
 	// What the system wrote, read back by a bare consumer with the
 	// consume ceiling's settings, the system stopped.
 	// The watcher saw n records, so this read ends; a failure costs

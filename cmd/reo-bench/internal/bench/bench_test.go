@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"github.com/reo-kafka/reo/cmd/reo-bench/internal/measure"
 	"io"
 	"os"
 	"os/exec"
@@ -62,6 +63,29 @@ func TestPlan(t *testing.T) {
 	}
 	if _, err := ParseConfig([]string{"--broker-prop", "novalue"}, io.Discard); err == nil || !strings.Contains(err.Error(), "broker-prop") {
 		t.Errorf("--broker-prop novalue: %v, want an error naming the flag", err)
+	}
+	for _, bad := range [][]string{{"--guest-memory", "hold"}, {"--touch-memory", "8GiB"}, {"--touch-memory", "-1"}} {
+		if _, err := ParseConfig(bad, io.Discard); err == nil || !strings.Contains(err.Error(), bad[0]) {
+			t.Errorf("%v: %v, want an error naming the flag", bad, err)
+		}
+	}
+	if c, err := ParseConfig([]string{"--guest-memory", "keep", "--touch-memory", "1.5"}, io.Discard); err != nil || !c.keepGuestMemory || c.touchBytes != 3<<29 {
+		t.Errorf("--guest-memory keep --touch-memory 1.5: %v %+v", err, c)
+	}
+	if c, err := ParseConfig(nil, io.Discard); err != nil || c.keepGuestMemory || c.touchBytes != -1 {
+		t.Errorf("defaults: report, touch auto: %v %+v", err, c)
+	} else {
+		// auto: twice a repetition's preload of the largest workload
+		// (16 KiB records, 200 MB) for the default four systems and two
+		// ceilings, plus 4 GiB; at most what is available less 2 GiB.
+		per := int64(recordsFor(200_000_000, 16384, 1_000_000)) * 16384
+		want := 2*6*per + 4<<30
+		if avail, err := measure.MemAvailable(); err == nil {
+			want = min(want, max(0, avail-2<<30))
+		}
+		if got := touchBytes(c); got != want {
+			t.Errorf("touch auto: %d bytes, want %d", got, want)
+		}
 	}
 	if _, err := ParseConfig([]string{"--broker-jvm", "fast"}, io.Discard); err == nil || !strings.Contains(err.Error(), "--broker-jvm") {
 		t.Errorf("--broker-jvm fast: %v, want an error naming the flag", err)

@@ -14,9 +14,10 @@ import (
 // MachineTimes is the whole machine's CPU time from /proc/stat's "cpu"
 // line, in seconds over all CPUs: Total is every field up to steal,
 // Steal what the hypervisor ran elsewhere while a CPU of this machine
-// wanted to run, Busy what was not idle, iowait or steal.
+// wanted to run, Busy what was not idle, iowait or steal, System what
+// the kernel ran for processes (system time: page faults among it).
 type MachineTimes struct {
-	Total, Busy, Steal float64
+	Total, Busy, Steal, System float64
 }
 
 // ParseProcStat reads the aggregate "cpu" line of a /proc/stat text.
@@ -40,7 +41,7 @@ func ParseProcStat(b []byte) (MachineTimes, error) {
 			}
 			v[i] = x / clockTicks
 		}
-		t := MachineTimes{Steal: v[7]}
+		t := MachineTimes{Steal: v[7], System: v[2]}
 		for _, x := range v {
 			t.Total += x
 		}
@@ -56,12 +57,16 @@ func ParseProcStat(b []byte) (MachineTimes, error) {
 type MachineSampler struct {
 	poller
 
-	mu                  sync.Mutex
-	total, busy, steals []cpuSample
+	mu                          sync.Mutex
+	total, busy, steals, system []cpuSample
+	// reporting, when the guest has free page reporting with its
+	// counter, is sampled too: returned holds its reported KiB.
+	reporting *PageReporting
+	returned  []cpuSample
 }
 
 func NewMachineSampler(interval time.Duration) *MachineSampler {
-	return &MachineSampler{poller: newPoller(interval)}
+	return &MachineSampler{poller: newPoller(interval), reporting: FindPageReporting()}
 }
 
 // Start begins polling.
@@ -79,7 +84,15 @@ func (s *MachineSampler) sample() {
 	if err != nil {
 		return
 	}
-	s.add(time.Now(), t)
+	at := time.Now()
+	s.add(at, t)
+	if s.reporting != nil {
+		if kib, ok := s.reporting.ReportedKiB(); ok {
+			s.mu.Lock()
+			s.returned = append(s.returned, cpuSample{at, float64(kib)})
+			s.mu.Unlock()
+		}
+	}
 }
 
 func (s *MachineSampler) add(at time.Time, t MachineTimes) {
@@ -88,6 +101,32 @@ func (s *MachineSampler) add(at time.Time, t MachineTimes) {
 	s.total = append(s.total, cpuSample{at, t.Total})
 	s.busy = append(s.busy, cpuSample{at, t.Busy})
 	s.steals = append(s.steals, cpuSample{at, t.Steal})
+	s.system = append(s.system, cpuSample{at, t.System})
+}
+
+// SystemShare is the share (0-1) of the machine's CPU time from a to z
+// that the kernel spent for processes; ok is false without CPU time
+// sampled in between.
+func (s *MachineSampler) SystemShare(a, z time.Time) (float64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	total := interpolate(s.total, z) - interpolate(s.total, a)
+	if total <= 0 {
+		return 0, false
+	}
+	return (interpolate(s.system, z) - interpolate(s.system, a)) / total, true
+}
+
+// ReturnedMiB is how much freed memory the guest handed back to its host
+// from a to z (free page reporting); ok is false when the machine has no
+// such counter or it was sampled fewer than twice.
+func (s *MachineSampler) ReturnedMiB(a, z time.Time) (float64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.returned) < 2 {
+		return 0, false
+	}
+	return (interpolate(s.returned, z) - interpolate(s.returned, a)) / 1024, true
 }
 
 // Shares are the shares (0-1) of the machine's CPU time from a to z

@@ -132,6 +132,50 @@ type Machine struct {
 	// LoadAvg is the 1-minute load average when the run started: other
 	// work on the machine shows here.
 	LoadAvg float64 `json:"load_avg_1m"`
+	// GuestMemory is set when the machine is a guest that hands freed
+	// memory back to its host (free page reporting).
+	GuestMemory *GuestMemory `json:"guest_memory,omitempty"`
+}
+
+// GuestMemory is what a guest with free page reporting did with its
+// memory over the plan (--guest-memory).
+type GuestMemory struct {
+	// Order is the reporting order before the plan (2^order pages: the
+	// smallest free block handed back).
+	Order int `json:"reporting_order"`
+	// Held is true when reo-bench stopped the reporting for the plan
+	// (and put Order back at its end); HoldError says why it could not
+	// when --guest-memory keep asked for it.
+	Held      bool   `json:"held"`
+	HoldError string `json:"hold_error,omitempty"`
+	// TouchedGiB is the memory reo-bench touched before the first run,
+	// so the guest held it, and TouchSec how long that took.
+	TouchedGiB float64 `json:"touched_gib,omitempty"`
+	TouchSec   float64 `json:"touch_sec,omitempty"`
+	// ReturnedGiB is what the guest handed back over the whole plan,
+	// when the kernel counts it.
+	ReturnedGiB *float64 `json:"returned_gib,omitempty"`
+}
+
+// text says what the guest did with its memory, for bench.md.
+func (g *GuestMemory) text() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "this machine is a guest that hands the memory it frees back to its host (free page reporting, blocks of 2^%d pages and up), and a process that touches memory anew then waits for the host in system time", g.Order)
+	switch {
+	case g.Held:
+		fmt.Fprintf(&b, "; reo-bench stopped the reporting for this plan (--guest-memory keep, the old setting put back at its end)")
+		if g.TouchedGiB > 0 {
+			fmt.Fprintf(&b, " and touched %.1f GiB before the first run (%.0f s)", g.TouchedGiB, g.TouchSec)
+		}
+	case g.HoldError != "":
+		fmt.Fprintf(&b, "; --guest-memory keep could not stop the reporting (%s)", g.HoldError)
+	default:
+		b.WriteString("; the reporting ran through this plan (--guest-memory keep stops it)")
+	}
+	if g.ReturnedGiB != nil {
+		fmt.Fprintf(&b, "; %.1f GiB were handed back during the plan", *g.ReturnedGiB)
+	}
+	return b.String()
 }
 
 // Workload is one point of the workload axes.
@@ -324,6 +368,12 @@ type Result struct {
 	// machine wanted it (/proc/stat).
 	MachineBusyShare  float64 `json:"machine_busy_share,omitempty"`
 	MachineStealShare float64 `json:"machine_steal_share,omitempty"`
+	// MachineSystemShare is the share of the machine's CPU time in the
+	// same window the kernel spent for processes (page faults among it),
+	// and GuestReturnedMiB what the guest handed back to its host in it
+	// (free page reporting; nil when the kernel does not count it).
+	MachineSystemShare float64  `json:"machine_system_share,omitempty"`
+	GuestReturnedMiB   *float64 `json:"guest_returned_mib,omitempty"`
 	// SaturationGC is the brokers' GC pauses in the saturation run's
 	// measured window (local clusters only).
 	SaturationGC *SaturationGC  `json:"saturation_gc,omitempty"`
@@ -419,6 +469,9 @@ func (r *Report) Markdown(w io.Writer, charts []string) error {
 	fmt.Fprintf(&b, "- clusters: provider %s, Apache Kafka %s, one source and one destination cluster of 1 broker each on 127.0.0.1\n", r.Provider, r.KafkaVersion)
 	if r.BrokerData != "" {
 		fmt.Fprintf(&b, "- broker data: %s\n", r.BrokerData)
+	}
+	if g := r.Machine.GuestMemory; g != nil {
+		fmt.Fprintf(&b, "- guest memory: %s\n", g.text())
 	}
 	if r.MM2Version != "" {
 		fmt.Fprintf(&b, "- MirrorMaker 2: connect-mirror %s, dedicated mode\n", r.MM2Version)

@@ -46,7 +46,7 @@ func (r *Report) runsText(wl Workload) string {
 		ref = ""
 	}
 	var b strings.Builder
-	b.WriteString("Saturation run by run: records/s, and in brackets the run's place in its repetition, the brokers' CPU s/GB and, where measured, the shares of the machine's CPU time in the window that were busy and stolen by the hypervisor (❌: the oracle found the run's output wrong; no ratio uses it)")
+	b.WriteString("Saturation run by run: records/s, and in brackets the run's place in its repetition, the brokers' CPU s/GB and, where measured, the shares of the machine's CPU time in the window that were busy, stolen by the hypervisor and spent by the kernel for processes (system), and the memory the machine handed back to its host in the window (returned; a process touching memory anew waits for the host, in system time) (❌: the oracle found the run's output wrong; no ratio uses it)")
 	if ref != "" {
 		fmt.Fprintf(&b, "; the last column is reo over %s within the repetition", ref)
 	}
@@ -74,6 +74,12 @@ func (r *Report) runsText(wl Workload) string {
 			more := ""
 			if x.MachineBusyShare > 0 {
 				more = fmt.Sprintf(", busy %.0f%%, steal %.1f%%", 100*x.MachineBusyShare, 100*x.MachineStealShare)
+				if x.MachineSystemShare > 0 {
+					more += fmt.Sprintf(", system %.0f%%", 100*x.MachineSystemShare)
+				}
+			}
+			if x.GuestReturnedMiB != nil {
+				more += fmt.Sprintf(", returned %s MiB", fmtNum(*x.GuestReturnedMiB))
 			}
 			if !x.Verified {
 				more += ", ❌"

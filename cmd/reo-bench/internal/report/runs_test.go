@@ -17,6 +17,9 @@ func TestRunsText(t *testing.T) {
 	}
 	steal := run(SysReo, 4, 1, 50_000, 6, true)
 	steal.MachineBusyShare, steal.MachineStealShare = 0.9, 0.125
+	steal.MachineSystemShare = 0.31
+	returned := 1536.0
+	steal.GuestReturnedMiB = &returned
 	r := &Report{Repeats: 3, Results: []Result{
 		run(SysPipe, 1, 1, 300_000, 3, true), run(SysPipeFlush, 1, 2, 400_000, 2.5, true), run(SysReo, 1, 3, 200_000, 4, true),
 		run(SysPipeFlush, 2, 1, 100_000, 5, true), run(SysReo, 2, 2, 120_000, 5.5, true), run(SysPipe, 2, 3, 90_000, 5, true),
@@ -30,7 +33,7 @@ func TestRunsText(t *testing.T) {
 		"| 2 | 90000 (3rd, 5.00) | 100000 (1st, 5.00) | 120000 (2nd, 5.50) | 1.20× |",
 		"| 3 | 280000 (2nd, 3.00) | 350000 (3rd, 2.40) | 250000 (1st, 4.10, ❌) | – |",
 		// A repetition where only reo ran: no ratio; the machine's shares.
-		"| 4 | – | – | 50000 (1st, 6.00, busy 90%, steal 12.5%) | – |",
+		"| 4 | – | – | 50000 (1st, 6.00, busy 90%, steal 12.5%, system 31%, returned 1536 MiB) | – |",
 		// Ratios 0.50 and 1.20: median 0.85. The table's medians take
 		// every run's rate (reo 160,000, the middle two of 50k, 120k,
 		// 200k and 250k; pipe-flush 350,000): 0.46.
@@ -88,5 +91,45 @@ func TestSharesText(t *testing.T) {
 	}
 	if got := sharesText(Result{WindowOpenSec: 0.4}, "saturation"); got != "" {
 		t.Errorf("not measured: %q, want nothing", got)
+	}
+}
+
+// TestGuestMemoryText proves bench.md says whether the guest's free page
+// reporting ran through the plan, what reo-bench touched when it held it,
+// why it could not, and how much went back to the host.
+func TestGuestMemoryText(t *testing.T) {
+	back := 14.25
+	for _, c := range []struct {
+		g    GuestMemory
+		want []string
+		not  string
+	}{
+		{GuestMemory{Order: 9, ReturnedGiB: &back}, []string{"blocks of 2^9 pages", "the reporting ran through this plan", "14.2 GiB were handed back"}, "stopped"},
+		{GuestMemory{Order: 9, Held: true, TouchedGiB: 8, TouchSec: 95}, []string{"reo-bench stopped the reporting for this plan", "touched 8.0 GiB before the first run (95 s)"}, "ran through"},
+		{GuestMemory{Order: 9, HoldError: "permission denied"}, []string{"could not stop the reporting (permission denied)"}, "handed back"},
+	} {
+		r := &Report{Machine: Machine{CPUs: 2, GuestMemory: &c.g}}
+		var b strings.Builder
+		if err := r.Markdown(&b, nil); err != nil {
+			t.Fatal(err)
+		}
+		line := ""
+		for _, l := range strings.Split(b.String(), "\n") {
+			if strings.HasPrefix(l, "- guest memory: ") {
+				line = l
+			}
+		}
+		for _, w := range c.want {
+			if !strings.Contains(line, w) {
+				t.Errorf("%+v: the guest memory line lacks %q: %q", c.g, w, line)
+			}
+		}
+		if strings.Contains(line, c.not) {
+			t.Errorf("%+v: the guest memory line says %q: %q", c.g, c.not, line)
+		}
+	}
+	var b strings.Builder
+	if err := (&Report{Machine: Machine{CPUs: 2}}).Markdown(&b, nil); err != nil || strings.Contains(b.String(), "guest memory") {
+		t.Errorf("a machine without reporting: %v, %q", err, b.String())
 	}
 }
