@@ -75,11 +75,10 @@ func TestPlan(t *testing.T) {
 	if c, err := ParseConfig(nil, io.Discard); err != nil || c.keepGuestMemory || c.touchBytes != -1 {
 		t.Errorf("defaults: report, touch auto: %v %+v", err, c)
 	} else {
-		// auto: twice a repetition's preload of the largest workload
-		// (16 KiB records, 200 MB) for the default four systems and two
-		// ceilings, plus 4 GiB; at most what is available less 2 GiB.
+		// auto: twice the largest run's bytes (16 KiB records, 200 MB)
+		// plus 4 GiB; at most what is available less 2 GiB.
 		per := int64(recordsFor(200_000_000, 16384, 1_000_000)) * 16384
-		want := 2*6*per + 4<<30
+		want := 2*per + 4<<30
 		if avail, err := measure.MemAvailable(); err == nil {
 			want = min(want, max(0, avail-2<<30))
 		}

@@ -259,10 +259,11 @@ func Execute(ctx context.Context, cfg *Config, command string, stderr io.Writer)
 }
 
 // touchBytes is what --guest-memory keep touches before the first run:
-// --touch-memory, or twice what a repetition preloads (the systems' and
-// the ceilings' source topics, their copies in the destination) plus 4
-// GiB for the brokers and the systems' processes, at most what is
-// available less 2 GiB.
+// --touch-memory, or twice the largest run's bytes (its copy in the
+// destination, the harness's and the systems' buffers) plus 4 GiB for
+// the brokers' and the systems' processes, at most what is available
+// less 2 GiB. The preloads touch their own memory before any run, and
+// once the reporting is held what a run frees serves the next.
 func touchBytes(cfg *Config) int64 {
 	if cfg.touchBytes >= 0 {
 		return cfg.touchBytes
@@ -271,7 +272,7 @@ func touchBytes(cfg *Config) int64 {
 	for _, wl := range cfg.workloads {
 		per = max(per, int64(wl.Records)*int64(wl.RecordBytes))
 	}
-	n := 2*int64(len(cfg.systems)+2)*per + 4<<30
+	n := 2*per + 4<<30
 	if avail, err := measure.MemAvailable(); err == nil {
 		n = min(n, max(0, avail-2<<30))
 	}
