@@ -78,7 +78,7 @@ chaos: kafka
 
 ## BENCH_GUEST_MEMORY: on a VM that hands freed memory back to its host (Linux free page reporting), keep stops
 ## that for the plan (root; put back at the end) and touches the memory first: on this project's VM a GiB touched
-## anew cost 5-13 s of system time in whichever process touched it (reports/bench-guestmem). report only says so.
+## anew cost 5-14 s of system time in whichever process touched it (reports/bench-guestmem). report only says so.
 BENCH_GUEST_MEMORY ?= keep
 
 ## bench-quick: reo vs pipe vs MM2 vs MM2-eos, 1 KiB / 12 partitions (< 5 min on 2 cores)

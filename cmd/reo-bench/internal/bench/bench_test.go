@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"github.com/reo-kafka/reo/cmd/reo-bench/internal/measure"
 	"io"
 	"os"
 	"os/exec"
@@ -64,7 +63,7 @@ func TestPlan(t *testing.T) {
 	if _, err := ParseConfig([]string{"--broker-prop", "novalue"}, io.Discard); err == nil || !strings.Contains(err.Error(), "broker-prop") {
 		t.Errorf("--broker-prop novalue: %v, want an error naming the flag", err)
 	}
-	for _, bad := range [][]string{{"--guest-memory", "hold"}, {"--touch-memory", "8GiB"}, {"--touch-memory", "-1"}} {
+	for _, bad := range [][]string{{"--guest-memory", "hold"}, {"--touch-memory", "8GiB"}, {"--touch-memory", "-1"}, {"--touch-memory", "NaN"}, {"--touch-memory", "Inf"}} {
 		if _, err := ParseConfig(bad, io.Discard); err == nil || !strings.Contains(err.Error(), bad[0]) {
 			t.Errorf("%v: %v, want an error naming the flag", bad, err)
 		}
@@ -78,13 +77,21 @@ func TestPlan(t *testing.T) {
 		// auto: twice the largest run's bytes (16 KiB records, 200 MB)
 		// plus 4 GiB; at most what is available less 2 GiB.
 		per := int64(recordsFor(200_000_000, 16384, 1_000_000)) * 16384
-		want := 2*per + 4<<30
-		if avail, err := measure.MemAvailable(); err == nil {
-			want = min(want, max(0, avail-2<<30))
+		if got, want := touchBytes(c, -1), 2*per+4<<30; got != want {
+			t.Errorf("touch auto, available unknown: %d bytes, want %d", got, want)
 		}
-		if got := touchBytes(c); got != want {
-			t.Errorf("touch auto: %d bytes, want %d", got, want)
+		if got, want := touchBytes(c, 64<<30), 2*per+4<<30; got != want {
+			t.Errorf("touch auto, 64 GiB available: %d bytes, want %d", got, want)
 		}
+		if got, want := touchBytes(c, 5<<30), int64(3<<30); got != want {
+			t.Errorf("touch auto, 5 GiB available: %d bytes, want %d", got, want)
+		}
+		if got := touchBytes(c, 1<<30); got != 0 {
+			t.Errorf("touch auto, 1 GiB available: %d bytes, want 0", got)
+		}
+	}
+	if c, err := ParseConfig([]string{"--guest-memory", "keep", "--touch-memory", "12"}, io.Discard); err != nil || touchBytes(c, 6<<30) != 4<<30 || touchBytes(c, -1) != 12<<30 {
+		t.Errorf("--touch-memory 12 is bounded by what is available less 2 GiB: %v", err)
 	}
 	if _, err := ParseConfig([]string{"--broker-jvm", "fast"}, io.Discard); err == nil || !strings.Contains(err.Error(), "--broker-jvm") {
 		t.Errorf("--broker-jvm fast: %v, want an error naming the flag", err)

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -199,7 +200,7 @@ func ParseConfig(args []string, stderr io.Writer) (*Config, error) {
 	kind := fs.String("kafka", string(cluster.Local), "cluster provider: local (real brokers; the only valid one for figures) or inprocess (kfake: smoke runs only)")
 	fs.BoolVar(&c.proxied, "proxied", false, "put a toxiproxy link in front of each broker, as the tests do (default: clients reach the brokers directly)")
 	fs.StringVar(&c.brokerData, "broker-data", "", "directory under which the local brokers keep their files (default: the system temp dir); the report names its filesystem. On this project's 2-core VM, /dev/shm (tmpfs) instead of the ext4 disk made a transaction's commit markers into 1,250 partitions take 0.15 s instead of 4.6 s (reports/bench-cost)")
-	guestMem := fs.String("guest-memory", "report", "on a guest that hands freed memory back to its host (Linux free page reporting): report (say how much went back, run by run) or keep (also stop the reporting for the plan, root only, the old setting put back at the end, and touch the memory the plan will use before the first run: on this project's VM a GiB touched anew cost 5-13 s of system time, reports/bench-guestmem)")
+	guestMem := fs.String("guest-memory", "report", "on a guest that hands freed memory back to its host (Linux free page reporting): report (say how much went back, run by run) or keep (also stop the reporting for the plan, root only, the old setting put back at the end, and touch the memory the plan will use before the first run: on this project's VM a GiB touched anew cost 5-14 s of system time, reports/bench-guestmem)")
 	touch := fs.String("touch-memory", "auto", "with --guest-memory keep, how many GiB of memory to touch before the first run: auto (twice the largest run's bytes plus 4 GiB, at most what is available less 2 GiB) or a number such as 8 or 0")
 	brokerJVM := fs.String("broker-jvm", "test", "broker JVM options: server (Kafka's start scripts: 1 GiB, G1, C2) or test (the tests' fast-starting 512 MiB, SerialGC, C1 only)")
 	fs.StringVar(&c.reoBin, "reo-bin", "", "reo binary to run (default: build ./cmd/reo)")
@@ -413,7 +414,7 @@ func ParseConfig(args []string, stderr io.Writer) (*Config, error) {
 		c.touchBytes = -1
 	default:
 		gib, err := strconv.ParseFloat(*touch, 64)
-		if err != nil || gib < 0 || gib > 1<<20 {
+		if err != nil || math.IsNaN(gib) || gib < 0 || gib > 1<<20 {
 			return nil, fmt.Errorf("--touch-memory: %q is not auto or a number of GiB such as 8", *touch)
 		}
 		c.touchBytes = int64(gib * (1 << 30))

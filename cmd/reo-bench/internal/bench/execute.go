@@ -154,37 +154,11 @@ func Execute(ctx context.Context, cfg *Config, command string, stderr io.Writer)
 	}
 	cancel()
 
-	pr := measure.FindPageReporting()
-	var reportedAtStart int64
-	var counted bool
-	if pr != nil {
-		g := &report.GuestMemory{}
-		rep.Machine.GuestMemory = g
-		g.Order, _ = pr.Order()
-		if cfg.keepGuestMemory {
-			restore, err := pr.Hold()
-			if err != nil {
-				g.HoldError = err.Error()
-				b.prog.Logf("--guest-memory keep: %v; measuring with the reporting on", err)
-			} else {
-				g.Held = true
-				defer func() {
-					if err := restore(); err != nil {
-						b.prog.Logf("%v", err)
-					}
-				}()
-				n := touchBytes(cfg)
-				b.prog.Step(fmt.Sprintf("free page reporting stopped for the plan; touching %.1f GiB of memory", float64(n)/(1<<30)))
-				took, err := measure.TouchMemory(n)
-				if err != nil {
-					return nil, fmt.Errorf("--guest-memory keep: %w", err)
-				}
-				g.TouchedGiB, g.TouchSec = float64(n)/(1<<30), took.Seconds()
-				b.prog.Logf("touched %.1f GiB in %.1f s", g.TouchedGiB, g.TouchSec)
-			}
-		}
-		reportedAtStart, counted = pr.ReportedKiB()
+	guest, err := b.guestMemory(ctx, cfg, measure.FindPageReporting(), &rep.Machine)
+	if err != nil {
+		return nil, err
 	}
+	defer guest.end()
 
 	b.prog.Step("starting the source and destination clusters")
 	type startResult struct {
@@ -246,37 +220,11 @@ func Execute(ctx context.Context, cfg *Config, command string, stderr io.Writer)
 		rep.Results, rep.Ceilings = b.runAll(ctx)
 	}
 	rep.DurationSec = time.Since(started).Seconds()
-	if counted {
-		if now, ok := pr.ReportedKiB(); ok {
-			gib := float64(now-reportedAtStart) / (1 << 20)
-			rep.Machine.GuestMemory.ReturnedGiB = &gib
-		}
-	}
+	guest.returned()
 	if err := ctx.Err(); err != nil {
 		return rep, fmt.Errorf("interrupted: %w", err)
 	}
 	return rep, nil
-}
-
-// touchBytes is what --guest-memory keep touches before the first run:
-// --touch-memory, or twice the largest run's bytes (its copy in the
-// destination, the harness's and the systems' buffers) plus 4 GiB for
-// the brokers' and the systems' processes, at most what is available
-// less 2 GiB. The preloads touch their own memory before any run, and
-// once the reporting is held what a run frees serves the next.
-func touchBytes(cfg *Config) int64 {
-	if cfg.touchBytes >= 0 {
-		return cfg.touchBytes
-	}
-	var per int64
-	for _, wl := range cfg.workloads {
-		per = max(per, int64(wl.Records)*int64(wl.RecordBytes))
-	}
-	n := 2*per + 4<<30
-	if avail, err := measure.MemAvailable(); err == nil {
-		n = min(n, max(0, avail-2<<30))
-	}
-	return n
 }
 
 // javaVersion returns the first line of `java -version`, for the report.

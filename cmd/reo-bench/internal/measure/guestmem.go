@@ -1,6 +1,7 @@
 package measure
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -15,7 +16,7 @@ import (
 // (/sys/module/page_reporting): the guest hands memory it frees back to
 // its host (virtio-balloon's VIRTIO_BALLOON_F_REPORTING), so the next
 // process to touch that memory waits for the host to give it back. On
-// this project's VM a GiB touched anew took 5-13 s of system time
+// this project's VM a GiB touched anew took 5-14 s of system time
 // against 0.5 s once the guest kept its memory (reports/bench-guestmem),
 // and a run's brokers, replicator and harness pay that wherever they
 // allocate or write to tmpfs: noise in every CPU and throughput figure.
@@ -29,9 +30,11 @@ const pageReportingDir = "/sys/module/page_reporting/parameters"
 
 // FindPageReporting returns the machine's free page reporting, or nil
 // when the kernel has none (no page_reporting_order parameter).
-func FindPageReporting() *PageReporting { return findPageReporting(pageReportingDir) }
+func FindPageReporting() *PageReporting { return PageReportingAt(pageReportingDir) }
 
-func findPageReporting(dir string) *PageReporting {
+// PageReportingAt is FindPageReporting over the parameters directory
+// dir (tests give a fake one).
+func PageReportingAt(dir string) *PageReporting {
 	if _, err := os.Stat(filepath.Join(dir, "page_reporting_order")); err != nil {
 		return nil
 	}
@@ -64,9 +67,12 @@ func (p *PageReporting) ReportedKiB() (kib int64, ok bool) {
 	return v, err == nil
 }
 
-// heldOrder is the reporting order that no free block reaches: one
+// HeldOrder is the reporting order that no free block reaches: one
 // above the buddy allocator's largest order (10).
-const heldOrder = 11
+const HeldOrder = 11
+
+// OrderPath is the file that holds the reporting order.
+func (p *PageReporting) OrderPath() string { return filepath.Join(p.dir, "page_reporting_order") }
 
 // Hold stops the reporting by raising its order above any free block's,
 // and returns what puts the old order back. It fails without root, or on
@@ -77,13 +83,13 @@ func (p *PageReporting) Hold() (restore func() error, err error) {
 	if err != nil {
 		return nil, err
 	}
-	path := filepath.Join(p.dir, "page_reporting_order")
-	if err := os.WriteFile(path, []byte(strconv.Itoa(heldOrder)), 0); err != nil {
-		return nil, fmt.Errorf("stop free page reporting (%s = %d): %w", path, heldOrder, err)
+	path := p.OrderPath()
+	if err := os.WriteFile(path, []byte(strconv.Itoa(HeldOrder)), 0); err != nil {
+		return nil, fmt.Errorf("stop free page reporting (%s = %d): %w", path, HeldOrder, err)
 	}
-	if now, err := p.Order(); err != nil || now != heldOrder {
+	if now, err := p.Order(); err != nil || now != HeldOrder {
 		_ = os.WriteFile(path, []byte(strconv.Itoa(old)), 0)
-		return nil, fmt.Errorf("stop free page reporting: %s reads %d after writing %d (%v)", path, now, heldOrder, err)
+		return nil, fmt.Errorf("stop free page reporting: %s reads %d after writing %d (%v)", path, now, HeldOrder, err)
 	}
 	return func() error {
 		if err := os.WriteFile(path, []byte(strconv.Itoa(old)), 0); err != nil {
@@ -95,8 +101,9 @@ func (p *PageReporting) Hold() (restore func() error, err error) {
 
 // TouchMemory maps n bytes of anonymous memory a GiB at a time, writes
 // one byte per page and unmaps it all, so that the guest holds that much
-// memory once reporting is held. It returns how long the touching took.
-func TouchMemory(n int64) (time.Duration, error) {
+// memory once reporting is held. It returns how long the touching took;
+// it stops between GiBs when ctx is done.
+func TouchMemory(ctx context.Context, n int64) (time.Duration, error) {
 	if n <= 0 {
 		return 0, nil
 	}
@@ -110,6 +117,9 @@ func TouchMemory(n int64) (time.Duration, error) {
 		}
 	}()
 	for left := n; left > 0; left -= chunk {
+		if err := ctx.Err(); err != nil {
+			return time.Since(start), fmt.Errorf("touch memory: stopped after %d of %d bytes: %w", n-left, n, err)
+		}
 		size := min(left, chunk)
 		m, err := syscall.Mmap(-1, 0, int(size), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
 		if err != nil {

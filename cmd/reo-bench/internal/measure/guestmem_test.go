@@ -1,6 +1,8 @@
 package measure
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,10 +27,10 @@ func fakeReporting(t *testing.T, order, reported string) string {
 }
 
 func TestFindPageReporting(t *testing.T) {
-	if p := findPageReporting(fakeReporting(t, "", "")); p != nil {
+	if p := PageReportingAt(fakeReporting(t, "", "")); p != nil {
 		t.Error("a kernel without page_reporting_order has no reporting, got one")
 	}
-	p := findPageReporting(fakeReporting(t, "9", "215266728"))
+	p := PageReportingAt(fakeReporting(t, "9", "215266728"))
 	if p == nil {
 		t.Fatal("page_reporting_order present: want the reporting")
 	}
@@ -38,7 +40,7 @@ func TestFindPageReporting(t *testing.T) {
 	if kib, ok := p.ReportedKiB(); !ok || kib != 215266728 {
 		t.Errorf("ReportedKiB = %d, %v; want 215266728", kib, ok)
 	}
-	if _, ok := findPageReporting(fakeReporting(t, "9", "")).ReportedKiB(); ok {
+	if _, ok := PageReportingAt(fakeReporting(t, "9", "")).ReportedKiB(); ok {
 		t.Error("no reported_kib (upstream kernels): want ok false")
 	}
 }
@@ -48,13 +50,13 @@ func TestFindPageReporting(t *testing.T) {
 // cannot read the order changes nothing.
 func TestHoldPageReporting(t *testing.T) {
 	dir := fakeReporting(t, "9", "1")
-	p := findPageReporting(dir)
+	p := PageReportingAt(dir)
 	restore, err := p.Hold()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o, _ := p.Order(); o != heldOrder {
-		t.Errorf("held: order %d, want %d", o, heldOrder)
+	if o, _ := p.Order(); o != HeldOrder {
+		t.Errorf("held: order %d, want %d", o, HeldOrder)
 	}
 	if err := restore(); err != nil {
 		t.Fatal(err)
@@ -64,7 +66,7 @@ func TestHoldPageReporting(t *testing.T) {
 	}
 
 	bad := fakeReporting(t, "nine", "")
-	if _, err := findPageReporting(bad).Hold(); err == nil || !strings.Contains(err.Error(), "page_reporting_order") {
+	if _, err := PageReportingAt(bad).Hold(); err == nil || !strings.Contains(err.Error(), "page_reporting_order") {
 		t.Errorf("unreadable order: err %v, want one naming page_reporting_order", err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(bad, "page_reporting_order")); strings.TrimSpace(string(b)) != "nine" {
@@ -72,14 +74,46 @@ func TestHoldPageReporting(t *testing.T) {
 	}
 }
 
+// TestTouchMemory proves the touched pages become this process's
+// resident memory while mapped (the guest holds them), that a size of
+// no whole page works, and that a canceled context stops it.
 func TestTouchMemory(t *testing.T) {
-	if took, err := TouchMemory(0); err != nil || took != 0 {
+	if took, err := TouchMemory(context.Background(), 0); err != nil || took != 0 {
 		t.Errorf("TouchMemory(0) = %v, %v; want nothing done", took, err)
 	}
-	// Not a whole chunk or page: the last map is short.
-	if _, err := TouchMemory(3<<20 + 123); err != nil {
-		t.Error(err)
+	before := peakRSS(t)
+	const n = 64<<20 + 123
+	if _, err := TouchMemory(context.Background(), n); err != nil {
+		t.Fatal(err)
 	}
+	if grew := peakRSS(t) - before; grew < 60<<20 {
+		t.Errorf("touching %d bytes grew the peak RSS by %d bytes: the pages were not touched", n, grew)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := TouchMemory(ctx, 1<<30); err == nil || !strings.Contains(err.Error(), "stopped after 0") {
+		t.Errorf("canceled: %v, want stopped after 0 bytes", err)
+	}
+}
+
+// peakRSS is this process's VmHWM in bytes.
+func peakRSS(t *testing.T) int64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Skip("no /proc/self/status")
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb int64
+			if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%d kB", &kb); err != nil {
+				t.Fatal(err)
+			}
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmHWM in /proc/self/status")
+	return 0
 }
 
 func TestParseMemAvailable(t *testing.T) {

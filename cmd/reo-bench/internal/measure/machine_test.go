@@ -9,15 +9,14 @@ import (
 )
 
 func TestParseProcStat(t *testing.T) {
-	text := "cpu  400 0 100 300 50 0 50 100 20 0\ncpu0 200 0 50 150 25 0 25 50 10 0\nintr 1\n"
+	text := "cpu  400 0 150 300 50 0 50 100 20 0\ncpu0 200 0 75 150 25 0 25 50 10 0\nintr 1\n"
 	got, err := ParseProcStat([]byte(text))
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Ticks of 1/100 s: total 1000 (guest is inside user), idle 300,
-	// iowait 50, steal 100.
-	// System is the third field: 100 ticks.
-	want := MachineTimes{Total: 10, Busy: 5.5, Steal: 1, System: 1}
+	// Ticks of 1/100 s: total 1050 (guest is inside user), idle 300,
+	// iowait 50, steal 100; system (the third field) 150.
+	want := MachineTimes{Total: 10.5, Busy: 6, Steal: 1, System: 1.5}
 	if math.Abs(got.Total-want.Total) > 1e-9 || math.Abs(got.Busy-want.Busy) > 1e-9 || math.Abs(got.Steal-want.Steal) > 1e-9 || math.Abs(got.System-want.System) > 1e-9 {
 		t.Errorf("got %+v, want %+v", got, want)
 	}

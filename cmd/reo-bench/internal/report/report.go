@@ -141,13 +141,19 @@ type Machine struct {
 // memory over the plan (--guest-memory).
 type GuestMemory struct {
 	// Order is the reporting order before the plan (2^order pages: the
-	// smallest free block handed back).
-	Order int `json:"reporting_order"`
+	// smallest free block handed back); -1 with OrderError when it could
+	// not be read. StoppedBefore is true when it was already too high for
+	// any free block (someone stopped the reporting before the plan).
+	Order         int    `json:"reporting_order"`
+	OrderError    string `json:"order_error,omitempty"`
+	StoppedBefore bool   `json:"stopped_before,omitempty"`
 	// Held is true when reo-bench stopped the reporting for the plan
 	// (and put Order back at its end); HoldError says why it could not
 	// when --guest-memory keep asked for it.
 	Held      bool   `json:"held"`
 	HoldError string `json:"hold_error,omitempty"`
+	// RestoreError says why the old order could not be put back.
+	RestoreError string `json:"restore_error,omitempty"`
 	// TouchedGiB is the memory reo-bench touched before the first run,
 	// so the guest held it, and TouchSec how long that took.
 	TouchedGiB float64 `json:"touched_gib,omitempty"`
@@ -160,12 +166,25 @@ type GuestMemory struct {
 // text says what the guest did with its memory, for bench.md.
 func (g *GuestMemory) text() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "this machine is a guest that hands the memory it frees back to its host (free page reporting, blocks of 2^%d pages and up), and a process that touches memory anew then waits for the host in system time", g.Order)
+	b.WriteString("this machine is a guest that can hand the memory it frees back to its host (free page reporting")
+	if g.Order >= 0 {
+		fmt.Fprintf(&b, ", blocks of 2^%d pages and up", g.Order)
+	} else {
+		fmt.Fprintf(&b, "; its order could not be read: %s", g.OrderError)
+	}
+	b.WriteString("), and a process that touches memory anew then waits for the host in system time")
 	switch {
+	case g.StoppedBefore:
+		b.WriteString("; the reporting was already stopped before this plan, and reo-bench left it so")
 	case g.Held:
-		fmt.Fprintf(&b, "; reo-bench stopped the reporting for this plan (--guest-memory keep, the old setting put back at its end)")
+		b.WriteString("; reo-bench stopped the reporting for this plan (--guest-memory keep)")
+		if g.RestoreError != "" {
+			fmt.Fprintf(&b, " and could not put the old setting back at its end (%s)", g.RestoreError)
+		} else {
+			b.WriteString(" and put the old setting back at its end")
+		}
 		if g.TouchedGiB > 0 {
-			fmt.Fprintf(&b, " and touched %.1f GiB before the first run (%.0f s)", g.TouchedGiB, g.TouchSec)
+			fmt.Fprintf(&b, "; it touched %.1f GiB before the first run (%.0f s)", g.TouchedGiB, g.TouchSec)
 		}
 	case g.HoldError != "":
 		fmt.Fprintf(&b, "; --guest-memory keep could not stop the reporting (%s)", g.HoldError)

@@ -79,7 +79,7 @@ func (r *Report) runsText(wl Workload) string {
 				}
 			}
 			if x.GuestReturnedMiB != nil {
-				more += fmt.Sprintf(", returned %s MiB", fmtNum(*x.GuestReturnedMiB))
+				more += fmt.Sprintf(", returned %.0f MiB", *x.GuestReturnedMiB)
 			}
 			if !x.Verified {
 				more += ", ❌"

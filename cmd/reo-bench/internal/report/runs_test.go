@@ -18,7 +18,7 @@ func TestRunsText(t *testing.T) {
 	steal := run(SysReo, 4, 1, 50_000, 6, true)
 	steal.MachineBusyShare, steal.MachineStealShare = 0.9, 0.125
 	steal.MachineSystemShare = 0.31
-	returned := 1536.0
+	returned := 1535.6
 	steal.GuestReturnedMiB = &returned
 	r := &Report{Repeats: 3, Results: []Result{
 		run(SysPipe, 1, 1, 300_000, 3, true), run(SysPipeFlush, 1, 2, 400_000, 2.5, true), run(SysReo, 1, 3, 200_000, 4, true),
@@ -107,6 +107,10 @@ func TestGuestMemoryText(t *testing.T) {
 		{GuestMemory{Order: 9, ReturnedGiB: &back}, []string{"blocks of 2^9 pages", "the reporting ran through this plan", "14.2 GiB were handed back"}, "stopped"},
 		{GuestMemory{Order: 9, Held: true, TouchedGiB: 8, TouchSec: 95}, []string{"reo-bench stopped the reporting for this plan", "touched 8.0 GiB before the first run (95 s)"}, "ran through"},
 		{GuestMemory{Order: 9, HoldError: "permission denied"}, []string{"could not stop the reporting (permission denied)"}, "handed back"},
+		{GuestMemory{Order: 9, Held: true}, []string{"put the old setting back at its end"}, "touched"},
+		{GuestMemory{Order: 9, Held: true, RestoreError: "read-only file system"}, []string{"could not put the old setting back at its end (read-only file system)"}, "and put the old"},
+		{GuestMemory{Order: 11, StoppedBefore: true}, []string{"already stopped before this plan"}, "ran through"},
+		{GuestMemory{Order: -1, OrderError: "no such file"}, []string{"its order could not be read: no such file"}, "2^-1"},
 	} {
 		r := &Report{Machine: Machine{CPUs: 2, GuestMemory: &c.g}}
 		var b strings.Builder
