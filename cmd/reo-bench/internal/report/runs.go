@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 )
 
 // runsText is a workload's saturation runs one by one: per repetition,
@@ -46,7 +47,7 @@ func (r *Report) runsText(wl Workload) string {
 		ref = ""
 	}
 	var b strings.Builder
-	b.WriteString("Saturation run by run: records/s, and in brackets the run's place in its repetition, the brokers' CPU s/GB and, where measured, the shares of the machine's CPU time in the window that were busy, stolen by the hypervisor and spent by the kernel for processes (system), and the memory the machine handed back to its host in the window (returned; a process touching memory anew waits for the host, in system time) (❌: the oracle found the run's output wrong; no ratio uses it)")
+	b.WriteString("Saturation run by run: records/s, and in brackets the run's place in its repetition, the brokers' CPU s/GB, the measured window's length and, where measured, the shares of the machine's CPU time in the window that were busy, stolen by the hypervisor and spent by the kernel for processes (system), and the memory the machine handed back to its host in the window (returned; a process touching memory anew waits for the host, in system time) (❌: the oracle found the run's output wrong; no ratio uses it)")
 	if ref != "" {
 		fmt.Fprintf(&b, "; the last column is reo over %s within the repetition", ref)
 	}
@@ -72,8 +73,11 @@ func (r *Report) runsText(wl Workload) string {
 				continue
 			}
 			more := ""
+			if x.SaturationSec > 0 {
+				more = fmt.Sprintf(", %.2f s", x.SaturationSec)
+			}
 			if x.MachineBusyShare > 0 {
-				more = fmt.Sprintf(", busy %.0f%%, steal %.1f%%", 100*x.MachineBusyShare, 100*x.MachineStealShare)
+				more += fmt.Sprintf(", busy %.0f%%, steal %.1f%%", 100*x.MachineBusyShare, 100*x.MachineStealShare)
 				if x.MachineSystemShare > 0 {
 					more += fmt.Sprintf(", system %.0f%%", 100*x.MachineSystemShare)
 				}
@@ -111,6 +115,17 @@ func (r *Report) runsText(wl Workload) string {
 	if len(stolen) > 0 {
 		fmt.Fprintf(&b, "The hypervisor took more than %.0f%% of this machine's CPU time in the window of %s: those runs had less of the machine than the others, and their figures say more about the host than about the system.\n\n", 100*StealNote, strings.Join(stolen, ", "))
 	}
+	var short []float64
+	for _, rep := range reps {
+		for _, sys := range systems {
+			if x, ok := byRep[rep][sys]; ok && x.SaturationSec > 0 && x.SaturationSec < ShortWindow.Seconds() {
+				short = append(short, x.SaturationSec)
+			}
+		}
+	}
+	if len(short) > 0 {
+		fmt.Fprintf(&b, "The measured window of %d of these runs lasted under %.0f s (%.2f–%.2f s): in the committed reports up to 2026-12-04, runs of one system on one workload whose windows were under 1 s spread 2.3–2.7× (the 90th percentile of fastest ÷ slowest), against 1.7–1.9× in longer ones (reports/bench-full/README.md). --bytes sets how much a run copies.\n\n", len(short), ShortWindow.Seconds(), slices.Min(short), slices.Max(short))
+	}
 	if len(ratios) > 1 {
 		s := SpreadOf(ratios)
 		fmt.Fprintf(&b, "reo over %s within a repetition: median %.2f× (%.2f–%.2f×)", ref, s.Median, s.Min, s.Max)
@@ -121,6 +136,11 @@ func (r *Report) runsText(wl Workload) string {
 	}
 	return b.String()
 }
+
+// ShortWindow is the measured window below which bench.md says a
+// saturation run was too short for its records/s to carry much: over the
+// committed reports, runs under a second spread further (reports/bench-full).
+const ShortWindow = time.Second
 
 // StealNote is the share of the machine's CPU time stolen by the
 // hypervisor in a saturation window above which bench.md names the run.

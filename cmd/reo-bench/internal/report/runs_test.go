@@ -8,8 +8,9 @@ import (
 // TestRunsText proves the run-by-run table pairs each repetition's runs:
 // every run's rate, place and brokers' CPU, reo over the faster pipe
 // within the repetition (not over the pipe's median), the median of
-// those ratios beside the table's ratio of medians, and a mark on an
-// unverified run, which no ratio uses.
+// those ratios beside the table's ratio of medians, a mark on an
+// unverified run, which no ratio uses, and each run's measured window,
+// with a note when some lasted under ShortWindow.
 func TestRunsText(t *testing.T) {
 	w := Workload{Name: "1KiB-p12-i3", RecordBytes: 1024, Partitions: 12, Instances: 3, Records: 1000}
 	run := func(sys string, rep, order int, rate, broker float64, ok bool) Result {
@@ -52,6 +53,26 @@ func TestRunsText(t *testing.T) {
 	}}
 	if got := ab.runsText(w); !strings.Contains(got, "| 1 | 110 (1st, 1.00) | 100 (2nd, 1.00) | 1.10× |") || !strings.Contains(got, "median 1.20× (1.10–1.30×)") || strings.Contains(got, "hypervisor took") {
 		t.Errorf("reo against reo-baseline:\n%s", got)
+	}
+
+	// Each run's measured window; the runs under ShortWindow are counted
+	// and their range given, the longer ones are not.
+	win := []Result{run(SysPipe, 1, 1, 300, 1, true), run(SysReo, 1, 2, 200, 1, true), run(SysPipe, 2, 2, 310, 1, true), run(SysReo, 2, 1, 250, 1, true)}
+	for i, sec := range []float64{0.55, 1.5, 0.4, 2} {
+		win[i].SaturationSec = sec
+	}
+	got = (&Report{Results: win}).runsText(w)
+	for _, want := range []string{
+		"| 1 | 300 (1st, 1.00, 0.55 s) | 200 (2nd, 1.00, 1.50 s) | 0.67× |",
+		"The measured window of 2 of these runs lasted under 1 s (0.40–0.55 s)",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("windows: runsText lacks %q:\n%s", want, got)
+		}
+	}
+	win[0].SaturationSec, win[2].SaturationSec = 1, 3
+	if got := (&Report{Results: win}).runsText(w); strings.Contains(got, "lasted under") {
+		t.Errorf("no window under 1 s, yet the note:\n%s", got)
 	}
 
 	// One repetition, or a reo-only variant: nothing to pair.
