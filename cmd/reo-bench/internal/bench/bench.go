@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/reo-kafka/reo/cluster"
@@ -168,11 +169,11 @@ func (b *bench) saturate(ctx context.Context, sys string, wl report.Workload, ts
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
 	var prof <-chan struct{}
-	if sys == report.SysReo {
+	if sys == report.SysReo || sys == report.SysReoBaseline {
 		// From when reo first answers on its metrics address; a run
 		// that copies its records sooner waits for the profile before
 		// reo stops (an idle process adds no samples).
-		prof = b.profile(ctx, r, wl, "saturation", int(b.cfg.satProfile.Seconds()))
+		prof = b.profile(ctx, r, wl, "saturation", res.Repeat, int(b.cfg.satProfile.Seconds()))
 	}
 	var shares *measure.SharesWatch
 	if wl.Instances > 1 && len(r.metrics()) == wl.Instances {
@@ -504,7 +505,7 @@ func (b *bench) latency(ctx context.Context, sys string, wl report.Workload, ts 
 	p.Run(ctx, rate, b.cfg.warmup)
 	mStart := time.Now()
 	res.OfferedRate = rate
-	prof := b.profile(ctx, r, wl, "latency", int(b.cfg.latency.Seconds()))
+	prof := b.profile(ctx, r, wl, "latency", res.Repeat, int(b.cfg.latency.Seconds()))
 	res.AchievedRate = p.Run(ctx, rate, b.cfg.latency)
 	mEnd := time.Now()
 	<-prof
@@ -567,36 +568,56 @@ func (b *bench) latency(ctx context.Context, sys string, wl report.Workload, ts 
 	return b.check(ctx, ts, res, false)
 }
 
-// profile, with --reo-pprof, saves a CPU profile of reo's first instance
-// over secs seconds, and its goroutines and heap at the end of them, into
-// DIR/profiles/<workload>-reo-<phase>-{cpu,goroutine,heap}.pprof. The
-// returned channel is closed when it is done (at once without
+// profile, with --reo-pprof, saves a CPU profile of every instance of
+// the running reo (or reo-baseline) over secs seconds, and its goroutines
+// and heap at the end of them, into
+// DIR/profiles/<workload>-<system>-<phase>-r<repeat>-i<instance>-{cpu,goroutine,heap}.pprof.
+// The returned channel is closed when it is done (at once without
 // --reo-pprof).
-func (b *bench) profile(ctx context.Context, r *running, wl report.Workload, phase string, secs int) <-chan struct{} {
-	done := make(chan struct{})
-	if !b.cfg.reoPprof || len(r.metrics()) == 0 {
+func (b *bench) profile(ctx context.Context, r *running, wl report.Workload, phase string, rep, secs int) <-chan struct{} {
+	if !b.cfg.reoPprof {
+		done := make(chan struct{})
 		close(done)
 		return done
 	}
-	dir := filepath.Join(b.cfg.out, "profiles")
+	name := fmt.Sprintf("%s-%s-%s-r%d", wl.Name, r.system, phase, max(1, rep))
+	return saveProfiles(ctx, filepath.Join(b.cfg.out, "profiles"), r.metrics(), name, secs, b.prog.Logf)
+}
+
+// saveProfiles fetches, from each pprof address in addrs at once, a CPU
+// profile over secs seconds and then the goroutines and the heap, into
+// dir/<name>-i<n>-{cpu,goroutine,heap}.pprof, n counting addrs from 1. A
+// fetch that fails is logged with logf and the others go on. The returned
+// channel is closed when every address is done.
+func saveProfiles(ctx context.Context, dir string, addrs []string, name string, secs int, logf func(string, ...any)) <-chan struct{} {
+	done := make(chan struct{})
 	secs = max(1, secs)
-	base := "http://" + r.metrics()[0] + "/debug/pprof/"
-	go func() {
-		defer close(done)
-		// A process just started may not listen yet.
-		up := time.Now().Add(30 * time.Second)
-		for fetchTo(ctx, base, os.DevNull, time.Second) != nil && time.Now().Before(up) && ctx.Err() == nil {
-			time.Sleep(50 * time.Millisecond)
-		}
-		for _, f := range []struct{ name, url string }{
-			{"cpu", fmt.Sprintf("%sprofile?seconds=%d", base, secs)},
-			{"goroutine", base + "goroutine"},
-			{"heap", base + "heap"},
-		} {
-			if err := fetchTo(ctx, f.url, filepath.Join(dir, fmt.Sprintf("%s-reo-%s-%s.pprof", wl.Name, phase, f.name)), time.Duration(secs+30)*time.Second); err != nil {
-				b.prog.Logf("reo %s profile of %s %s: %v", f.name, wl.Name, phase, err)
+	var wg sync.WaitGroup
+	for i, addr := range addrs {
+		base := "http://" + addr + "/debug/pprof/"
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// A process just started may not listen yet.
+			up := time.Now().Add(30 * time.Second)
+			for fetchTo(ctx, base, os.DevNull, time.Second) != nil && time.Now().Before(up) && ctx.Err() == nil {
+				time.Sleep(50 * time.Millisecond)
 			}
-		}
+			for _, f := range []struct{ kind, url string }{
+				{"cpu", fmt.Sprintf("%sprofile?seconds=%d", base, secs)},
+				{"goroutine", base + "goroutine"},
+				{"heap", base + "heap"},
+			} {
+				path := filepath.Join(dir, fmt.Sprintf("%s-i%d-%s.pprof", name, i+1, f.kind))
+				if err := fetchTo(ctx, f.url, path, time.Duration(secs+30)*time.Second); err != nil {
+					logf("%s profile %s: %v", f.kind, filepath.Base(path), err)
+				}
+			}
+		}()
+	}
+	go func() {
+		wg.Wait()
+		close(done)
 	}()
 	return done
 }

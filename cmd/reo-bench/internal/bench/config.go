@@ -220,7 +220,7 @@ func ParseConfig(args []string, stderr io.Writer) (*Config, error) {
 		c.brokerProps[strings.TrimSpace(k)] = val
 		return nil
 	})
-	fs.BoolVar(&c.reoPprof, "reo-pprof", false, "run reo with --pprof and save CPU, goroutine and heap profiles of its saturation runs (their first --reo-pprof-saturation) and latency runs under DIR/profiles")
+	fs.BoolVar(&c.reoPprof, "reo-pprof", false, "run reo with --pprof and save CPU, goroutine and heap profiles of every instance of reo and reo-baseline in their saturation runs (the first --reo-pprof-saturation) and latency runs, as DIR/profiles/<workload>-<system>-<phase>-r<repetition>-i<instance>-<kind>.pprof")
 	fs.BoolVar(&c.latencySamples, "latency-samples", false, "write each latency run's samples to DIR/latency-samples/<workload>-<system>-r<run>.csv: per record in the measured window, its source timestamp (ms since the window opened), its latency (ms) and its source timestamp in Unix ms, in the order the destination showed them, so a tail can be placed in time")
 	fs.DurationVar(&c.satProfile, "reo-pprof-saturation", 10*time.Second, "with --reo-pprof, how long to profile each saturation run of reo from its start (a run that ends sooner waits for it)")
 	fs.BoolVar(&c.keepTopics, "keep-topics", false, "keep each run's topics (default: delete after the oracle)")
