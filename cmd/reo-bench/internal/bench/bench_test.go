@@ -169,10 +169,14 @@ func TestSmokeInProcess(t *testing.T) {
 	if md, _ := os.ReadFile(filepath.Join(out, "bench.md")); !strings.Contains(string(md), "ceiling: bare consumer") || !strings.Contains(string(md), "## Goals for reo") {
 		t.Errorf("bench.md has no ceilings or goals:\n%s", md)
 	}
-	for _, phase := range []string{"latency", "saturation"} {
-		for _, kind := range []string{"cpu", "goroutine", "heap"} {
-			if st, err := os.Stat(filepath.Join(out, "profiles", "256B-p3-i1-reo-"+phase+"-"+kind+".pprof")); err != nil || st.Size() == 0 {
-				t.Errorf("--reo-pprof: no %s profile of reo's %s run: %v", kind, phase, err)
+	// Every repetition of every phase keeps its own profiles.
+	for rep := 1; rep <= 2; rep++ {
+		for _, phase := range []string{"latency", "saturation"} {
+			for _, kind := range []string{"cpu", "goroutine", "heap"} {
+				name := fmt.Sprintf("256B-p3-i1-reo-%s-r%d-i1-%s.pprof", phase, rep, kind)
+				if st, err := os.Stat(filepath.Join(out, "profiles", name)); err != nil || st.Size() == 0 {
+					t.Errorf("--reo-pprof: no %s profile of reo's %s run %d: %v", kind, phase, rep, err)
+				}
 			}
 		}
 	}
