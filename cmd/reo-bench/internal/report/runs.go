@@ -105,23 +105,23 @@ func (r *Report) runsText(wl Workload) string {
 	}
 	b.WriteString("\n")
 	var stolen []string
+	var short []float64 // measured windows under ShortWindow, in seconds
 	for _, rep := range reps {
 		for _, sys := range systems {
-			if x, ok := byRep[rep][sys]; ok && x.MachineStealShare > StealNote {
+			x, ok := byRep[rep][sys]
+			if !ok {
+				continue
+			}
+			if x.MachineStealShare > StealNote {
 				stolen = append(stolen, fmt.Sprintf("%s run %d (%.0f%%)", sys, rep, 100*x.MachineStealShare))
+			}
+			if x.SaturationSec > 0 && x.SaturationSec < ShortWindow.Seconds() {
+				short = append(short, x.SaturationSec)
 			}
 		}
 	}
 	if len(stolen) > 0 {
 		fmt.Fprintf(&b, "The hypervisor took more than %.0f%% of this machine's CPU time in the window of %s: those runs had less of the machine than the others, and their figures say more about the host than about the system.\n\n", 100*StealNote, strings.Join(stolen, ", "))
-	}
-	var short []float64
-	for _, rep := range reps {
-		for _, sys := range systems {
-			if x, ok := byRep[rep][sys]; ok && x.SaturationSec > 0 && x.SaturationSec < ShortWindow.Seconds() {
-				short = append(short, x.SaturationSec)
-			}
-		}
 	}
 	if len(short) > 0 {
 		fmt.Fprintf(&b, "The measured window of %d of these runs lasted under %.0f s (%.2f–%.2f s): in the committed reports up to 2026-12-04, runs of one system on one workload whose windows were under 1 s spread 2.3–2.7× (the 90th percentile of fastest ÷ slowest), against 1.7–1.9× in longer ones (reports/bench-full/README.md). --bytes sets how much a run copies.\n\n", len(short), ShortWindow.Seconds(), slices.Min(short), slices.Max(short))
