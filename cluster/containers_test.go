@@ -95,6 +95,13 @@ func TestHelperReap(t *testing.T) {
 // TestLeftoversOfDeadProcessesReaped proves the next test process removes
 // the containers of a dead one (say its watchdog was killed too), and
 // leaves those of a live process alone.
+//
+// The containers are created, not started: a container the reaper lists
+// need not run, and go test runs other packages' test processes at the
+// same time, whose own reaping (the same code) may remove the orphans
+// between their creation and a start ("container is marked for removal
+// and cannot be started"). Whichever process removes them, a broken
+// reaper leaves them, or removes the live owner's, and the test fails.
 func TestLeftoversOfDeadProcessesReaped(t *testing.T) {
 	cli := containerTest(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -119,6 +126,7 @@ func TestLeftoversOfDeadProcessesReaped(t *testing.T) {
 				cluster.LabelSession:    "reap-test",
 			}),
 			testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) { hc.NetworkMode = "host" }),
+			testcontainers.WithNoStart(),
 		)
 		if c != nil {
 			t.Cleanup(func() { _ = c.Terminate(context.Background()) })
