@@ -133,16 +133,37 @@ func (b *bench) saturate(ctx context.Context, sys string, wl report.Workload, ts
 		return err
 	}
 	n := int64(wl.Records)
-	w, err := measure.Watch(ctx, b.dstOpts, ts.names(), n, nil, kgo.FetchMinBytes(int32(b.cfg.watchMinBytes)))
-	if err != nil {
-		return err
-	}
-	defer w.Stop()
-	lso, err := measure.WatchStable(ctx, b.dstOpts, ts.names(), stableEvery(wl.Partitions*wl.TopicCount()))
+	every := stableEvery(wl.Partitions * wl.TopicCount())
+	lso, err := measure.WatchStable(ctx, b.dstOpts, ts.names(), every)
 	if err != nil {
 		return err
 	}
 	defer lso.Stop()
+	// The consumer that counts the records starts with the run only
+	// with --watch-live; otherwise once the stable offsets have settled
+	// (countSettled), so that it does not share the machine with the
+	// system while the run is timed.
+	var w *measure.Watcher
+	var reached <-chan struct{}
+	countLive := b.cfg.watchLive
+	startCount := func() error {
+		var err error
+		if w, err = measure.Watch(ctx, b.dstOpts, ts.names(), n, nil, kgo.FetchMinBytes(int32(b.cfg.watchMinBytes))); err != nil {
+			return err
+		}
+		reached = w.Reached()
+		return nil
+	}
+	defer func() {
+		if w != nil {
+			w.Stop()
+		}
+	}()
+	if countLive {
+		if err := startCount(); err != nil {
+			return err
+		}
+	}
 	harness, brokers := measure.NewSampler(100*time.Millisecond), measure.NewSampler(100*time.Millisecond)
 	machine := measure.NewMachineSampler(100 * time.Millisecond)
 	harness.Add(os.Getpid())
@@ -185,25 +206,41 @@ func (b *bench) saturate(ctx context.Context, sys string, wl report.Workload, ts
 		defer shares.Stop()
 	}
 	var runErr error
+	var countStart time.Time
 wait:
 	for {
 		select {
-		case <-w.Reached():
+		case <-reached:
 			break wait
 		case <-pctx.Done():
-			got := w.Seen()
-			runErr = fmt.Errorf("only %d of %d records visible after %s; its log:\n%s", got, n, b.cfg.phaseTimeout, r.logTail(40))
+			if w == nil {
+				runErr = fmt.Errorf("the destination's last stable offsets did not settle at %d records or more within %s (last sum %d, markers included); its log:\n%s", n, b.cfg.phaseTimeout, lastSum(lso.Trace()), r.logTail(40))
+			} else {
+				runErr = fmt.Errorf("only %d of %d records visible after %s; its log:\n%s", w.Seen(), n, b.cfg.phaseTimeout, r.logTail(40))
+			}
 			break wait
 		case <-tick.C:
-			got := w.Seen()
-			b.prog.Count(got, n)
+			if w == nil && countSettled(lso.Trace(), n, started, time.Now(), every) {
+				countStart = time.Now()
+				if err := startCount(); err != nil {
+					runErr = err
+					break wait
+				}
+			}
+			if w != nil {
+				b.prog.Count(w.Seen(), n)
+			} else {
+				b.prog.Count(min(lastSum(lso.Trace()), n), n)
+			}
 			if err := r.exited(); err != nil {
 				runErr = err
 				break wait
 			}
-			if err := w.Err(); err != nil {
-				runErr = err
-				break wait
+			if w != nil {
+				if err := w.Err(); err != nil {
+					runErr = err
+					break wait
+				}
 			}
 		}
 	}
@@ -225,8 +262,12 @@ wait:
 		res.ReoSaturation, _ = measure.ScrapeReo(ctx, r.metrics())
 	}
 	b.noteGroupSync(ctx, r, ts.base, "sat", res)
-	seen := w.Trace()
-	w.Stop()
+	var seen []measure.Sighting
+	if w != nil {
+		seen = w.Trace()
+		w.Stop()
+		w = nil
+	}
 	lso.Stop()
 	if runErr != nil {
 		b.saveLogs(r, run)
@@ -239,10 +280,15 @@ wait:
 	// output, reports/bench-window). The consumer's trace is the
 	// fallback, and its rate is kept for comparison.
 	trace := measure.InRecords(lso.Trace(), n)
-	res.WatcherRecordsPerSec = windowRate(measuredWindow(seen, windowStart(b.cfg.windowFrom, n), started))
-	if trace == nil {
-		trace = seen
-		res.Timing = "consumer"
+	if countLive {
+		res.WatcherRecordsPerSec = windowRate(measuredWindow(seen, windowStart(b.cfg.windowFrom, n), started))
+		res.Progress = runShape(seen, n, started, 20)
+		if trace == nil {
+			trace = seen
+			res.Timing = "consumer"
+		}
+	} else if !countStart.IsZero() {
+		res.CountStartSec = countStart.Sub(started).Seconds()
 	}
 	for _, x := range trace {
 		if x.N > 0 {
@@ -253,6 +299,11 @@ wait:
 	if runErr != nil {
 		return runErr
 	}
+	if trace == nil {
+		// Only without --watch-live, when sampling the stable offsets
+		// failed (countSettled then starts the count anyway).
+		return fmt.Errorf("the destination's last stable offsets (sum %d) never reached the %d records the harness counted: the run cannot be timed (--watch-live times it on the consumer instead)", lastSum(lso.Trace()), n)
+	}
 	a, z := measuredWindow(trace, windowStart(b.cfg.windowFrom, n), started)
 	window, recs := z.At.Sub(a.At), z.N-a.N
 	for _, f := range windowProbes {
@@ -260,7 +311,6 @@ wait:
 			res.WindowRates = append(res.WindowRates, report.WindowRate{From: f, RecordsPerSec: windowRate(a, z)})
 		}
 	}
-	res.Progress = runShape(seen, n, started, 20)
 	res.StableProgress = runShape(trace, n, started, 20)
 	res.SaturationSec = window.Seconds()
 	res.WindowOpenSec = a.At.Sub(started).Seconds()

@@ -157,6 +157,18 @@ func TestSmokeInProcess(t *testing.T) {
 				r.System, r.Verified, r.Error, r.RecordsPerSec, r.LatencySamples, r.Checked, r.Violations, log.String())
 		}
 	}
+	// The records are counted after each saturation run's measured
+	// window, not during it.
+	if !rep.CountAfter {
+		t.Error("default run: CountAfter false, want the count after the window")
+	}
+	for _, r := range rep.Results {
+		closed := r.WindowOpenSec + r.SaturationSec
+		if r.CountStartSec <= 0 || r.CountStartSec < closed || r.WatcherRecordsPerSec != 0 || len(r.Progress) != 0 {
+			t.Errorf("%s run %d: the count started %.3f s after the system, its window closed at %.3f s; consumer rate %v, progress %v: want the count after the window and no consumer figures",
+				r.System, r.Repeat, r.CountStartSec, closed, r.WatcherRecordsPerSec, r.Progress)
+		}
+	}
 	if !rep.Unproxied || rep.ServerJVM {
 		t.Errorf("default run: unproxied=%v server JVM=%v, want direct clients and no JVM claim for kfake", rep.Unproxied, rep.ServerJVM)
 	}

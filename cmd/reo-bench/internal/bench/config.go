@@ -75,6 +75,10 @@ type Config struct {
 	// watchMinBytes is the fetch min bytes of the consumer that counts a
 	// saturation run's records in the destination.
 	watchMinBytes int
+	// watchLive starts that consumer with the run (--watch-live), as
+	// reports before 2026-12-04 did; by default it starts once the
+	// destination's last stable offsets have settled (countSettled).
+	watchLive bool
 	// rates are the latency runs' offered rates by workload, read from
 	// an earlier report (--latency-rates-from).
 	rates map[string]float64
@@ -184,6 +188,7 @@ func ParseConfig(args []string, stderr io.Writer) (*Config, error) {
 	fs.BoolVar(&c.costCurve, "cost-curve", false, "run the cost curve: saturation only, at each of --cost-partitions partitions and at --cost-topics; default systems reo,mm2")
 	costParts := fs.String("cost-partitions", "12,48,500,5000", "partition counts of the cost curve")
 	costTopics := fs.String("cost-topics", "1000x3", "the cost curve's many-topics point: TOPICSxPARTITIONS (empty: none)")
+	fs.BoolVar(&c.watchLive, "watch-live", false, "count a saturation run's records with the harness consumer from the run's start, as reports before 2026-12-04 did: the consumer then shares the machine with the system in the measured window (default: it starts once the destination's last stable offsets have stopped at or above the run's records, after the window closed)")
 	fs.IntVar(&c.watchMinBytes, "watch-min-bytes", 1<<20, "fetch min bytes of the read_committed consumer that counts a saturation run's records in the destination (it waits at most 100 ms for them; 1: a fetch answered at every append, as reports before 2026-12-02 did; the latency runs' consumer always uses 1)")
 	fs.Float64Var(&c.windowFrom, "window-from", 0.1, "share of a saturation run's records (and of the ceilings') seen before its measured window opens: the rate is over the rest, from the first sighting past that share to the last record (0: from the first records seen, as reports before 2026-12-02 did, which credits a system that commits large transactions with the work before its first commit)")
 	fs.BoolVar(&c.pipeDefaults, "pipe-defaults", false, "run the pipe with franz-go's defaults instead of reo-bench's tuned settings")

@@ -69,6 +69,7 @@ func Execute(ctx context.Context, cfg *Config, command string, stderr io.Writer)
 	}
 	rep.WindowFrom = cfg.windowFrom
 	rep.StableTiming = true
+	rep.CountAfter = !cfg.watchLive
 	if len(cfg.rates) > 0 {
 		var rs []string
 		for _, wl := range cfg.workloads {
@@ -83,7 +84,7 @@ func Execute(ctx context.Context, cfg *Config, command string, stderr io.Writer)
 	if n := shortWindows(cfg); n != "" {
 		rep.Notes = append(rep.Notes, n)
 	}
-	rep.Notes = append(rep.Notes, fmt.Sprintf("a saturation run is timed on the destination's last stable offsets, sampled every 50 ms (every 50 ms per 500 partitions above 1,000, at most 1 s); its records are counted in the destination by one read_committed consumer whose fetches wait for %d bytes or 100 ms (--watch-min-bytes), and the run ends when it has seen them all", cfg.watchMinBytes))
+	rep.Notes = append(rep.Notes, fmt.Sprintf("a saturation run is timed on the destination's last stable offsets, sampled every 50 ms (every 50 ms per 500 partitions above 1,000, at most 1 s); its records are counted in the destination by one read_committed consumer whose fetches wait for %d bytes or 100 ms (--watch-min-bytes), %s, and the run ends when it has seen them all", cfg.watchMinBytes, countWhen(cfg.watchLive)))
 	b := &bench{cfg: *cfg}
 	b.prog = newProgress(stderr, 0)
 	defer b.prog.Close()
@@ -292,4 +293,13 @@ func shortWindows(cfg *Config) string {
 	}
 	return fmt.Sprintf("on %s a saturation run copies less than %d MB: in runs that short pipe-txn, which makes a poll's records visible at once after reading ahead, measured 1.2-1.6x the pipe's records/s, and 0.93-0.94x in runs of 400 and 800 MB (reports/bench-window); compare it with --bytes %d or more",
 		strings.Join(short, ", "), shortRuns/1_000_000, shortRuns)
+}
+
+// countWhen says in the report's notes when the consumer that counts a
+// saturation run's records starts.
+func countWhen(live bool) string {
+	if live {
+		return "started with the run (--watch-live), so it shares the machine with the system while the run is timed"
+	}
+	return fmt.Sprintf("started once the summed stable offsets have stopped at or above the run's records for %d samples, after the measured window", settledSamples)
 }

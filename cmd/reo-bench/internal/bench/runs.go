@@ -316,3 +316,45 @@ func sharesLog(r report.Result) string {
 	}
 	return fmt.Sprintf(", every instance owning shards %.2fs after start (window from %.2fs)", r.SharesSettledSec, r.WindowOpenSec)
 }
+
+// settledSamples is how many samples in a row of the destination's last
+// stable offsets must agree, at or above a run's records, before the
+// harness starts counting the records (countSettled).
+const settledSamples = 5
+
+// countSettled says whether a saturation run's records may be counted
+// now, at the end of the timed run: the destination's summed last stable
+// offsets (trace, sampled every every since since) have reached n and
+// the last settledSamples samples agree, so the system has stopped
+// writing. The sums count transaction markers too, so they can reach n a
+// little before the last records are visible; the count then waits for
+// them. When sampling has failed (no sample in the last 5 s and ten
+// intervals), it says yes too: counting is then the only way to see the
+// run end.
+func countSettled(trace []measure.Sighting, n int64, since, now time.Time, every time.Duration) bool {
+	stale := 5*time.Second + 10*every
+	if len(trace) == 0 {
+		return now.Sub(since) > stale
+	}
+	last := trace[len(trace)-1]
+	if now.Sub(last.At) > stale {
+		return true
+	}
+	if last.N < n || len(trace) < settledSamples {
+		return false
+	}
+	for _, x := range trace[len(trace)-settledSamples:] {
+		if x.N != last.N {
+			return false
+		}
+	}
+	return true
+}
+
+// lastSum is the newest sum of trace, 0 when it has none.
+func lastSum(trace []measure.Sighting) int64 {
+	if len(trace) == 0 {
+		return 0
+	}
+	return trace[len(trace)-1].N
+}

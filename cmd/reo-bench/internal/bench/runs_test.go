@@ -279,3 +279,49 @@ func TestLatencyRatesFrom(t *testing.T) {
 		}
 	}
 }
+
+// TestCountSettled proves when a saturation run's records start being
+// counted: once the summed stable offsets have reached the run's records
+// and the last five samples agree, not while they still move or stay
+// below (markers count in the sums, so they can stop short); and, when
+// sampling has failed for 5 s and ten intervals, at once.
+func TestCountSettled(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	every := 50 * time.Millisecond
+	trace := func(sums ...int64) []measure.Sighting {
+		var out []measure.Sighting
+		for i, n := range sums {
+			out = append(out, measure.Sighting{At: t0.Add(time.Duration(i) * every), N: n})
+		}
+		return out
+	}
+	now := func(tr []measure.Sighting) time.Time { return tr[len(tr)-1].At.Add(10 * time.Millisecond) }
+	for _, c := range []struct {
+		sums []int64
+		want bool
+		why  string
+	}{
+		{[]int64{0, 400, 900, 1010, 1010, 1010, 1010, 1010}, true, "five samples at 1010 >= 1000"},
+		{[]int64{0, 400, 900, 1010, 1010, 1010, 1010}, false, "only four samples agree"},
+		{[]int64{0, 400, 1005, 1010, 1010, 1010, 1010}, false, "still moving above n"},
+		{[]int64{0, 400, 990, 990, 990, 990, 990, 990}, false, "stopped below n"},
+		{[]int64{1000, 1000, 1000, 1000, 1000}, true, "all at once"},
+		{[]int64{1000, 1000, 1000, 1000}, false, "too few samples"},
+	} {
+		tr := trace(c.sums...)
+		if got := countSettled(tr, 1000, t0, now(tr), every); got != c.want {
+			t.Errorf("sums %v: countSettled = %v, want %v (%s)", c.sums, got, c.want, c.why)
+		}
+	}
+	stale := 5*time.Second + 10*every
+	tr := trace(0, 400)
+	if countSettled(tr, 1000, t0, tr[1].At.Add(stale-time.Millisecond), every) || !countSettled(tr, 1000, t0, tr[1].At.Add(stale+time.Millisecond), every) {
+		t.Errorf("sampling stopped at 400: want a count only after %v without a sample", stale)
+	}
+	if countSettled(nil, 1000, t0, t0.Add(stale-time.Millisecond), every) || !countSettled(nil, 1000, t0, t0.Add(stale+time.Millisecond), every) {
+		t.Errorf("no sample at all: want a count only %v after the start", stale)
+	}
+	if lastSum(nil) != 0 || lastSum(tr) != 400 {
+		t.Errorf("lastSum: %d, %d", lastSum(nil), lastSum(tr))
+	}
+}

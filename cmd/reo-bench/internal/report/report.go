@@ -96,8 +96,14 @@ type Report struct {
 	// StableTiming says saturation runs were timed on the destination's
 	// last stable offsets (false in older reports: on the harness
 	// consumer's sightings).
-	StableTiming bool     `json:"stable_timing,omitempty"`
-	Results      []Result `json:"results"`
+	StableTiming bool `json:"stable_timing,omitempty"`
+	// CountAfter says the harness consumer that counts a saturation
+	// run's records started only once the destination's last stable
+	// offsets had settled at or above them, after the measured window
+	// (false in older reports and with --watch-live: it read the
+	// records as they came, on the same machine as the system).
+	CountAfter bool     `json:"count_after,omitempty"`
+	Results    []Result `json:"results"`
 	// Ceilings are the bare producer's and consumer's rates, per
 	// workload and repetition.
 	Ceilings []Ceiling `json:"ceilings,omitempty"`
@@ -350,6 +356,11 @@ type Result struct {
 	// offsets), empty when on the stable offsets.
 	WatcherRecordsPerSec float64 `json:"watcher_records_per_sec,omitempty"`
 	Timing               string  `json:"timing,omitempty"`
+	// CountStartSec is when (seconds after the system started) the
+	// harness consumer began counting the run's records, when it started
+	// after the run (Report.CountAfter): then the consumer has no rate of
+	// its own, and Progress is absent.
+	CountStartSec float64 `json:"count_start_sec,omitempty"`
 	// DownstreamRecordsPerSec is how fast a bare read_committed consumer
 	// (the consume ceiling's settings) read the destination topics back
 	// after the run: what the system's output costs its readers.
@@ -630,8 +641,10 @@ const methodText = `## How it was measured
   single-broker Apache Kafka clusters, one after the other, each into topics
   of its own (source topic preloaded identically, destination topic created
   empty with the same partition count). Nothing else of the bench runs while
-  a system is measured, apart from the harness consumer that watches the
-  destination.
+  a system is measured, apart from the harness's sampling of the
+  destination's last stable offsets and of the processes' CPU, and, in
+  reports before 2026-12-04 or with --watch-live, the consumer that
+  counts the records in the destination.
 - **Repetitions.** With more than one run per system, the runs are
   interleaved: each repetition preloads fresh topics for every system and
   runs them in an order rotated by one from the last (on a small machine
@@ -828,6 +841,9 @@ func (r *Report) windowText() string {
 	}
 	if r.StableTiming {
 		w += " The sightings are not the consumer's: every 50 ms (less often above 1,000 partitions: 50 ms per 500, at most 1 s) the harness sums the destination partitions' last stable offsets (ListOffsets, read_committed), which say what a read_committed reader may read without reading it, so a consumer that falls behind does not delay them (the harness's fell a second behind reo's transactional output, reports/bench-window). The sums count transaction markers too, so they are scaled by N over the final sum, and the run ends at the first sample of that final sum. The consumer's own rate is kept in bench.json (watcher_records_per_sec); startup s is to the first sample above zero."
+	}
+	if r.CountAfter {
+		w += " The harness consumer that counts the records (the run ends when it has seen them all) starts only once those sums have stopped at or above N for five samples (200 ms at the usual interval), after the measured window: it does not share the machine with the system while the system is timed (before 2026-12-04 it read the records as they came, and cost 0.6–1.8 CPU s per GB copied, reports/bench-threads). So bench.json has no consumer rate (watcher_records_per_sec), and the harness's CPU s/GB is the sampling's."
 	}
 	return w
 }
