@@ -840,10 +840,14 @@ func (r *Report) windowText() string {
 		w = fmt.Sprintf("records/s = (N − M) / (last sighting − sighting of M), where M is the count at the first sighting of at least %.0f%% of N (--window-from): the start of the run, before the loops and the brokers are in their stride, is left out. The ceilings are timed over the same share (the producer from its acknowledgements); CPU s/GB is over the same window.", r.WindowFrom*100)
 	}
 	if r.StableTiming {
-		w += " The sightings are not the consumer's: every 50 ms (less often above 1,000 partitions: 50 ms per 500, at most 1 s) the harness sums the destination partitions' last stable offsets (ListOffsets, read_committed), which say what a read_committed reader may read without reading it, so a consumer that falls behind does not delay them (the harness's fell a second behind reo's transactional output, reports/bench-window). The sums count transaction markers too, so they are scaled by N over the final sum, and the run ends at the first sample of that final sum. The consumer's own rate is kept in bench.json (watcher_records_per_sec); startup s is to the first sample above zero."
+		w += " The sightings are not the consumer's: every 50 ms (less often above 1,000 partitions: 50 ms per 500, at most 1 s) the harness sums the destination partitions' last stable offsets (ListOffsets, read_committed), which say what a read_committed reader may read without reading it, so a consumer that falls behind does not delay them (the harness's fell a second behind reo's transactional output, reports/bench-window). The sums count transaction markers too, so they are scaled by N over the final sum, and the run ends at the first sample of that final sum."
+		if !r.CountAfter {
+			w += " The consumer's own rate is kept in bench.json (watcher_records_per_sec)."
+		}
+		w += " Startup s is to the first sample above zero."
 	}
 	if r.CountAfter {
-		w += " The harness consumer that counts the records (the run ends when it has seen them all) starts only once those sums have stopped at or above N for five samples (200 ms at the usual interval), after the measured window: it does not share the machine with the system while the system is timed (before 2026-12-04 it read the records as they came, and cost 0.6–1.8 CPU s per GB copied, reports/bench-threads). So bench.json has no consumer rate (watcher_records_per_sec), and the harness's CPU s/GB is the sampling's."
+		w += " The harness consumer that counts the records (the run ends when it has seen them all) starts only once those sums have stopped at or above N for five samples (200 ms at the usual interval), after the measured window: it does not share the machine with the system while the system is timed (before 2026-12-04 it read the records as they came, and cost 0.7–2.3 CPU s per GB copied on 1 KiB records and 5.4–7.4 on 100 B, more for some systems' output than for others', reports/bench-count). So bench.json has no consumer rate of its own (watcher_records_per_sec), and the harness's CPU s/GB is the sampling's."
 	}
 	return w
 }

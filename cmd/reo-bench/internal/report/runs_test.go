@@ -158,3 +158,17 @@ func TestGuestMemoryText(t *testing.T) {
 		t.Errorf("a machine without reporting: %v, %q", err, b.String())
 	}
 }
+
+// TestWindowTextCount proves bench.md's method says where the count ran:
+// after the window, with no consumer rate claimed, or during the run,
+// with the consumer's rate kept.
+func TestWindowTextCount(t *testing.T) {
+	after := (&Report{StableTiming: true, CountAfter: true}).windowText()
+	live := (&Report{StableTiming: true}).windowText()
+	if !strings.Contains(after, "after the measured window") || strings.Contains(after, "rate is kept") {
+		t.Errorf("count after the window: %q", after)
+	}
+	if strings.Contains(live, "after the measured window") || !strings.Contains(live, "rate is kept") {
+		t.Errorf("count during the run: %q", live)
+	}
+}
