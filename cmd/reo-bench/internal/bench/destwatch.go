@@ -49,7 +49,11 @@ type lsoRead struct {
 }
 
 func startDestWatch(opts []kgo.Opt, group, topic string) (*destWatch, error) {
-	cl, err := kgo.NewClient(opts...)
+	// The watch starts before the replicator creates the topic: its
+	// client must not go on answering from the metadata it cached before
+	// that (kgo's default minimum age is 5 s, in which every read of the
+	// last stable offsets would find no topic).
+	cl, err := kgo.NewClient(append(append([]kgo.Opt(nil), opts...), kgo.MetadataMinAge(100*time.Millisecond))...)
 	if err != nil {
 		return nil, fmt.Errorf("destination watch: %w", err)
 	}
