@@ -679,7 +679,7 @@ func newGroupWatcher(t *testing.T, o *op, group, srcTopic, dstTopic string) *gro
 	// The destination topic appears while the watcher polls (reo creates
 	// it); the client must not answer from metadata cached before that
 	// for long (kgo's default minimum age is 5s).
-	cl, err := kgo.NewClient(append(cluster.DirectOpts(o.dst), kgo.MetadataMinAge(100*time.Millisecond))...)
+	cl, err := kgo.NewClient(append(append([]kgo.Opt(nil), cluster.DirectOpts(o.dst)...), kgo.MetadataMinAge(100*time.Millisecond))...)
 	if err != nil {
 		t.Fatal(err)
 	}
