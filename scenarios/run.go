@@ -223,7 +223,10 @@ func (r *run) startSlot(ctx context.Context, slot int) error {
 // waitCopying waits, at most d, until the destination holds a record of
 // the first topic, and records when it did (or that it did not).
 func (r *run) waitCopying(ctx context.Context, d time.Duration) {
-	cl, err := kgo.NewClient(cluster.DirectOpts(r.env.Dest)...)
+	// The system creates the destination topic after this client's first
+	// read; kgo's default 5 s metadata age would keep answering that it
+	// does not exist, and the event would come up to 5 s late.
+	cl, err := kgo.NewClient(append(append([]kgo.Opt(nil), cluster.DirectOpts(r.env.Dest)...), kgo.MetadataMinAge(100*time.Millisecond))...)
 	if err != nil {
 		return
 	}
