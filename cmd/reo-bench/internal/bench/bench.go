@@ -220,17 +220,20 @@ wait:
 			}
 			break wait
 		case <-tick.C:
-			if w == nil && countSettled(lso.Trace(), n, started, time.Now(), every) {
-				countStart = time.Now()
-				if err := startCount(); err != nil {
-					runErr = err
-					break wait
+			if w == nil {
+				tr := lso.Trace() // a copy: taken once per tick
+				if !countSettled(tr, n, started, time.Now(), every) {
+					b.prog.Count(min(lastSum(tr), n), n)
+				} else {
+					countStart = time.Now()
+					if err := startCount(); err != nil {
+						runErr = err
+						break wait
+					}
 				}
 			}
 			if w != nil {
 				b.prog.Count(w.Seen(), n)
-			} else {
-				b.prog.Count(min(lastSum(lso.Trace()), n), n)
 			}
 			if err := r.exited(); err != nil {
 				runErr = err
