@@ -107,6 +107,7 @@ func Execute(ctx context.Context, cfg *Config, command string, stderr io.Writer)
 		}
 		b.mm2 = in
 		rep.MM2Version = in.Version
+		rep.MM2Heap = strings.Join(systems.MM2Heap, " ")
 		if in.Version != cluster.KafkaVersion {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("MirrorMaker 2 runs from Kafka %s jars against %s brokers: connect-mirror %s is not on Maven Central (see kafka/mm2/pom.xml).",
 				in.Version, cluster.KafkaVersion, cluster.KafkaVersion))

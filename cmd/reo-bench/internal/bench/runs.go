@@ -317,10 +317,10 @@ func sharesLog(r report.Result) string {
 	return fmt.Sprintf(", every instance owning shards %.2fs after start (window from %.2fs)", r.SharesSettledSec, r.WindowOpenSec)
 }
 
-// settledSamples is how many samples in a row of the destination's last
-// stable offsets must agree, at or above a run's records, before the
-// harness starts counting the records (countSettled).
-const settledSamples = 5
+// settledSamples is report.SettledSamples: how many samples in a row of
+// the destination's last stable offsets must agree, at or above a run's
+// records, before the harness starts counting the records (countSettled).
+const settledSamples = report.SettledSamples
 
 // countSettled says whether a saturation run's records may be counted
 // now, at the end of the timed run: the destination's summed last stable

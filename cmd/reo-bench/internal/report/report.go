@@ -65,8 +65,11 @@ type Report struct {
 	Machine      Machine `json:"machine"`
 	KafkaVersion string  `json:"kafka_version"`
 	MM2Version   string  `json:"mm2_version,omitempty"`
-	Command      string  `json:"command"`
-	Provider     string  `json:"provider"`
+	// MM2Heap is MirrorMaker 2's heap options ("" in reports before
+	// 2026-12-04, whose MirrorMaker 2 ran with -Xms256m -Xmx512m).
+	MM2Heap  string `json:"mm2_heap,omitempty"`
+	Command  string `json:"command"`
+	Provider string `json:"provider"`
 	// Unproxied is true when clients reached the brokers directly; reports
 	// made before the field existed crossed a toxiproxy link per broker.
 	// ServerJVM is true when the brokers ran with Kafka's start-script JVM
@@ -504,7 +507,7 @@ func (r *Report) Markdown(w io.Writer, charts []string) error {
 		fmt.Fprintf(&b, "- guest memory: %s\n", g.text())
 	}
 	if r.MM2Version != "" {
-		fmt.Fprintf(&b, "- MirrorMaker 2: connect-mirror %s, dedicated mode\n", r.MM2Version)
+		fmt.Fprintf(&b, "- MirrorMaker 2: connect-mirror %s, dedicated mode, heap %s\n", r.MM2Version, r.mm2Heap())
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(&b, "- **note:** %s\n", n)
@@ -598,7 +601,7 @@ func (r *Report) Markdown(w io.Writer, charts []string) error {
 	}
 	if len(r.Results) > 0 {
 		b.WriteString(GroupSyncText(r))
-		b.WriteString(strings.Replace(methodText, "{window}", r.windowText(), 1))
+		b.WriteString(strings.NewReplacer("{window}", r.windowText(), "{mm2heap}", r.mm2Heap()).Replace(methodText))
 	}
 	b.WriteString(r.setupText())
 	_, err := io.WriteString(w, b.String())
@@ -695,7 +698,7 @@ const methodText = `## How it was measured
   as one would tune such a loop by hand (its settings are listed at the
   top when tuned). mm2: MirrorMaker 2 in dedicated mode, identity
   replication policy, checkpoints, heartbeats, offset syncs and group offset
-  sync off, one task per partition up to 4 per instance, -Xmx512m with
+  sync off, one task per partition up to 4 per instance, {mm2heap} with
   Kafka's usual G1 settings. mm2-eos: the same with
   exactly.once.source.support=enabled on the target, internal REST on,
   read_committed source consumer. reo and MirrorMaker 2 run with their
@@ -833,6 +836,20 @@ func (r *Report) windowRatesText(wl Workload) string {
 	return b.String()
 }
 
+// SettledSamples is how many samples in a row of the destination's
+// summed last stable offsets must agree, at or above a run's records,
+// before the harness starts counting the records (the bench package's
+// countSettled; windowText says so).
+const SettledSamples = 5
+
+// mm2Heap is MirrorMaker 2's heap options in the run.
+func (r *Report) mm2Heap() string {
+	if r.MM2Heap == "" {
+		return "-Xms256m -Xmx512m"
+	}
+	return r.MM2Heap
+}
+
 // windowText says what a saturation run's rate is taken over.
 func (r *Report) windowText() string {
 	w := "records/s = (N − records visible at the first sighting) / (last − first sighting)."
@@ -847,7 +864,7 @@ func (r *Report) windowText() string {
 		w += " Startup s is to the first sample above zero."
 	}
 	if r.CountAfter {
-		w += " The harness consumer that counts the records (the run ends when it has seen them all) starts only once those sums have stopped at or above N for five samples (200 ms at the usual interval), after the measured window: it does not share the machine with the system while the system is timed (before 2026-12-04 it read the records as they came, and cost 0.7–2.3 CPU s per GB copied on 1 KiB records and 5.4–7.4 on 100 B, more for some systems' output than for others', reports/bench-count). So bench.json has no consumer rate of its own (watcher_records_per_sec), and the harness's CPU s/GB is the sampling's."
+		w += fmt.Sprintf(" The harness consumer that counts the records (the run ends when it has seen them all) starts only once those sums have stopped at or above N for %d samples (%d ms at the usual interval), after", SettledSamples, (SettledSamples-1)*50) + " the measured window: it does not share the machine with the system while the system is timed (before 2026-12-04 it read the records as they came, and cost 0.7–2.3 CPU s per GB copied on 1 KiB records and 5.4–7.4 on 100 B, more for some systems' output than for others', reports/bench-count). So bench.json has no consumer rate of its own (watcher_records_per_sec), and the harness's CPU s/GB is the sampling's."
 	}
 	return w
 }

@@ -609,3 +609,33 @@ func p99Why(r *Report, workload string) string {
 	}
 	return ""
 }
+
+// TestMM2HeapNamed proves bench.md names the heap MirrorMaker 2 ran with,
+// in its header and in how it was measured: the one bench.json recorded,
+// or, for a report from before the field, the -Xmx512m those ran with.
+func TestMM2HeapNamed(t *testing.T) {
+	for _, tc := range []struct{ heap, want string }{
+		{"-Xms256m -Xmx2g", "-Xms256m -Xmx2g"},
+		{"", "-Xms256m -Xmx512m"},
+	} {
+		r := sampleReport()
+		r.MM2Heap = tc.heap
+		dir := t.TempDir()
+		if err := r.Write(dir); err != nil {
+			t.Fatal(err)
+		}
+		md, err := os.ReadFile(filepath.Join(dir, "bench.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(md), "dedicated mode, heap "+tc.want+"\n") {
+			t.Errorf("mm2_heap %q: bench.md's MirrorMaker 2 line does not name heap %s", tc.heap, tc.want)
+		}
+		if !strings.Contains(string(md), "per instance, "+tc.want+" with") {
+			t.Errorf("mm2_heap %q: bench.md's method does not name heap %s", tc.heap, tc.want)
+		}
+		if strings.Contains(string(md), "{mm2heap}") {
+			t.Errorf("mm2_heap %q: bench.md keeps the placeholder", tc.heap)
+		}
+	}
+}
