@@ -88,11 +88,12 @@ bench-quick: kafka kafka-mm2
 ## bench: full plan (sizes, partitions, instances, reo commit interval / linger / in-flight), 3 interleaved runs each,
 ## with pipe-flush (the pipe marking a poll at once; the goals take the better of it and the pipe) and pipe-txn (the
 ## pipe with a transaction per poll) next to the four systems; broker data on tmpfs (BENCH_DATA,
-## as bench-cost; BENCH_DATA= keeps them in the temp dir). The committed report (1 h 32 min) skips pipe-txn and the
-## reo-setting experiments: --reo-commit-intervals "" --reo-commit-lingers "" --reo-max-inflight "" --reo-shards ""
+## as bench-cost; BENCH_DATA= keeps them in the temp dir); 1 GB per saturation run (3,000,000 records of 100 B).
+## The committed report (1 h 17 min) skips pipe-txn and the reo-setting experiments and runs 10 s latency runs:
+## --reo-commit-intervals "" --reo-commit-lingers "" --reo-max-inflight "" --reo-shards "" --latency-duration 10s --warmup 2s
 BENCH_DATA ?= /dev/shm
 bench: kafka kafka-mm2
-	$(GO) run ./cmd/reo-bench --systems pipe,pipe-flush,pipe-txn,reo,mm2,mm2-eos --guest-memory $(BENCH_GUEST_MEMORY) $(if $(BENCH_DATA),--broker-data $(BENCH_DATA)) --out reports/bench-full
+	$(GO) run ./cmd/reo-bench --systems pipe,pipe-flush,pipe-txn,reo,mm2,mm2-eos --bytes 1000000000 --max-records 3000000 --guest-memory $(BENCH_GUEST_MEMORY) $(if $(BENCH_DATA),--broker-data $(BENCH_DATA)) --out reports/bench-full
 
 ## bench-geo: reo vs pipe vs MM2 vs MM2-eos across 40 and 100 ms links to the source and to the destination
 bench-geo: kafka kafka-mm2

@@ -23,7 +23,7 @@ const (
 	// settings reo's peak RSS then stays under 256 MiB (what the binary
 	// and the runtime keep outside the limit is a few MiB). Without a
 	// limit, 100 B records peaked at 220-265 MiB with a live heap of
-	// 76-106 MB (reports/bench-full, reports/bench-memlimit).
+	// 76-106 MB (reports/bench-full-b5095de, reports/bench-memlimit).
 	autoMemoryFloor = 224 << 20
 	// autoMemoryHeadroom is added to 1.5 × the live estimate: the
 	// collector's room above the live heap, as GOGC=50 would give it.

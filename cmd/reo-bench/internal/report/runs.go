@@ -124,7 +124,7 @@ func (r *Report) runsText(wl Workload) string {
 		fmt.Fprintf(&b, "The hypervisor took more than %.0f%% of this machine's CPU time in the window of %s: those runs had less of the machine than the others, and their figures say more about the host than about the system.\n\n", 100*StealNote, strings.Join(stolen, ", "))
 	}
 	if len(short) > 0 {
-		fmt.Fprintf(&b, "The measured window of %d of these runs lasted under %.0f s (%.2f–%.2f s): in the committed reports up to 2026-12-04, runs of one system on one workload whose windows were under 1 s spread 2.3–2.7× (the 90th percentile of fastest ÷ slowest), against 1.7–1.9× in longer ones (reports/bench-full/README.md). --bytes sets how much a run copies.\n\n", len(short), ShortWindow.Seconds(), slices.Min(short), slices.Max(short))
+		fmt.Fprintf(&b, "The measured window of %d of these runs lasted under %.0f s (%.2f–%.2f s): in the committed reports up to 2026-12-04, runs of one system on one workload whose windows were under 1 s spread 2.3–2.7× (the 90th percentile of fastest ÷ slowest), against 1.7–1.9× in longer ones (reports/bench-full-b5095de/README.md). --bytes sets how much a run copies.\n\n", len(short), ShortWindow.Seconds(), slices.Min(short), slices.Max(short))
 	}
 	if len(ratios) > 1 {
 		s := SpreadOf(ratios)
@@ -139,7 +139,7 @@ func (r *Report) runsText(wl Workload) string {
 
 // ShortWindow is the measured window below which bench.md says a
 // saturation run was too short for its records/s to carry much: over the
-// committed reports, runs under a second spread further (reports/bench-full).
+// committed reports, runs under a second spread further (reports/bench-full-b5095de).
 const ShortWindow = time.Second
 
 // StealNote is the share of the machine's CPU time stolen by the
