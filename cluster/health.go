@@ -35,6 +35,19 @@ func DirectOpts(c Cluster) []kgo.Opt {
 	)
 }
 
+// WatchMetadataAge is the metadata age of a harness client that waits
+// for a topic another process creates.
+const WatchMetadataAge = 100 * time.Millisecond
+
+// Watching returns a copy of opts for a client that watches a topic
+// another process creates while it polls (a replicator's destination
+// topic): kgo refreshes metadata at most once per MetadataMinAge, 5 s by
+// default, and until then answers from the metadata it cached before the
+// topic existed, so every read would find no topic for up to 5 s.
+func Watching(opts []kgo.Opt) []kgo.Opt {
+	return append(append([]kgo.Opt(nil), opts...), kgo.MetadataMinAge(WatchMetadataAge))
+}
+
 // waitBrokers polls, through the direct listeners, until metadata lists
 // want brokers.
 func waitBrokers(ctx context.Context, c Cluster, want int) error {

@@ -677,9 +677,8 @@ type groupWatcher struct {
 
 func newGroupWatcher(t *testing.T, o *op, group, srcTopic, dstTopic string) *groupWatcher {
 	// The destination topic appears while the watcher polls (reo creates
-	// it); the client must not answer from metadata cached before that
-	// for long (kgo's default minimum age is 5s).
-	cl, err := kgo.NewClient(append(append([]kgo.Opt(nil), cluster.DirectOpts(o.dst)...), kgo.MetadataMinAge(100*time.Millisecond))...)
+	// it), hence cluster.Watching.
+	cl, err := kgo.NewClient(cluster.Watching(cluster.DirectOpts(o.dst))...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -224,9 +224,8 @@ func (r *run) startSlot(ctx context.Context, slot int) error {
 // the first topic, and records when it did (or that it did not).
 func (r *run) waitCopying(ctx context.Context, d time.Duration) {
 	// The system creates the destination topic after this client's first
-	// read; kgo's default 5 s metadata age would keep answering that it
-	// does not exist, and the event would come up to 5 s late.
-	cl, err := kgo.NewClient(append(append([]kgo.Opt(nil), cluster.DirectOpts(r.env.Dest)...), kgo.MetadataMinAge(100*time.Millisecond))...)
+	// read; without cluster.Watching the event could come up to 5 s late.
+	cl, err := kgo.NewClient(cluster.Watching(cluster.DirectOpts(r.env.Dest))...)
 	if err != nil {
 		return
 	}

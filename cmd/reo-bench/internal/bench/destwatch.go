@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/reo-kafka/reo/cluster"
 	"github.com/reo-kafka/reo/cluster/kafkatest"
 	"github.com/reo-kafka/reo/oracle"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -49,11 +50,9 @@ type lsoRead struct {
 }
 
 func startDestWatch(opts []kgo.Opt, group, topic string) (*destWatch, error) {
-	// The watch starts before the replicator creates the topic: its
-	// client must not go on answering from the metadata it cached before
-	// that (kgo's default minimum age is 5 s, in which every read of the
-	// last stable offsets would find no topic).
-	cl, err := kgo.NewClient(append(append([]kgo.Opt(nil), opts...), kgo.MetadataMinAge(100*time.Millisecond))...)
+	// The watch starts before the replicator creates the topic, hence
+	// cluster.Watching.
+	cl, err := kgo.NewClient(cluster.Watching(opts)...)
 	if err != nil {
 		return nil, fmt.Errorf("destination watch: %w", err)
 	}
