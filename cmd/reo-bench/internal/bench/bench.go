@@ -346,13 +346,8 @@ wait:
 	return b.check(ctx, ts, res, true)
 }
 
-// stableEvery is how often a saturation run samples the destination's
-// last stable offsets: every 50 ms up to 500 partitions, less often
-// above (a ListOffsets over 5,000 partitions every 500 ms), so the
-// sampling stays a small load on the broker.
-func stableEvery(partitions int) time.Duration {
-	return min(time.Second, 50*time.Millisecond*time.Duration(max(1, partitions/500)))
-}
+// stableEvery is report.StableInterval, which the report text describes.
+func stableEvery(partitions int) time.Duration { return report.StableInterval(partitions) }
 
 // check runs the oracle over every topic of ts and folds its verdict
 // into res; first says whether this is the first verdict of res.

@@ -84,7 +84,7 @@ func Execute(ctx context.Context, cfg *Config, command string, stderr io.Writer)
 	if n := shortWindows(cfg); n != "" {
 		rep.Notes = append(rep.Notes, n)
 	}
-	rep.Notes = append(rep.Notes, fmt.Sprintf("a saturation run is timed on the destination's last stable offsets, sampled every 50 ms (every 50 ms per 500 partitions above 1,000, at most 1 s); its records are counted in the destination by one read_committed consumer whose fetches wait for %d bytes or 100 ms (--watch-min-bytes), %s, and the run ends when it has seen them all", cfg.watchMinBytes, countWhen(cfg.watchLive)))
+	rep.Notes = append(rep.Notes, fmt.Sprintf("a saturation run is timed on the destination's last stable offsets, sampled every %d ms (every %[1]d ms per 500 partitions from 1,000, at most 1 s); its records are counted in the destination by one read_committed consumer whose fetches wait for %d bytes or 100 ms (--watch-min-bytes), %s, and the run ends when it has seen them all", report.StableEvery.Milliseconds(), cfg.watchMinBytes, countWhen(cfg.watchLive)))
 	b := &bench{cfg: *cfg}
 	b.prog = newProgress(stderr, 0)
 	defer b.prog.Close()

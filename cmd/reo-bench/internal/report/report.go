@@ -351,7 +351,7 @@ type Result struct {
 	// first saw each twentieth of the records: the shape of the run.
 	Progress []float64 `json:"progress_sec,omitempty"`
 	// StableProgress is the same from the destination's last stable
-	// offsets, sampled every 50 ms (less often above 1,000 partitions) without reading records.
+	// offsets, sampled every StableEvery (less often from 1,000 partitions) without reading records.
 	StableProgress []float64 `json:"stable_progress_sec,omitempty"`
 	// WatcherRecordsPerSec is the saturation rate timed on the harness
 	// consumer's sightings, as reports before 2026-12-02 were; Timing is
@@ -842,6 +842,21 @@ func (r *Report) windowRatesText(wl Workload) string {
 // countSettled; windowText says so).
 const SettledSamples = 5
 
+// StableEvery is how often a saturation run samples the destination's
+// last stable offsets up to 1,000 partitions; StableInterval gives the
+// interval at any partition count, and windowText and the run's notes
+// say it.
+const StableEvery = 50 * time.Millisecond
+
+// StableInterval is how often a saturation run over partitions samples
+// the destination's last stable offsets: every StableEvery below 1,000
+// partitions, StableEvery per 500 partitions from there (a ListOffsets
+// over 5,000 partitions every 500 ms), at most 1 s, so the sampling stays
+// a small load on the broker.
+func StableInterval(partitions int) time.Duration {
+	return min(time.Second, StableEvery*time.Duration(max(1, partitions/500)))
+}
+
 // mm2Heap is MirrorMaker 2's heap options in the run.
 func (r *Report) mm2Heap() string {
 	if r.MM2Heap == "" {
@@ -857,14 +872,14 @@ func (r *Report) windowText() string {
 		w = fmt.Sprintf("records/s = (N − M) / (last sighting − sighting of M), where M is the count at the first sighting of at least %.0f%% of N (--window-from): the start of the run, before the loops and the brokers are in their stride, is left out. The ceilings are timed over the same share (the producer from its acknowledgements); CPU s/GB is over the same window.", r.WindowFrom*100)
 	}
 	if r.StableTiming {
-		w += " The sightings are not the consumer's: every 50 ms (less often above 1,000 partitions: 50 ms per 500, at most 1 s) the harness sums the destination partitions' last stable offsets (ListOffsets, read_committed), which say what a read_committed reader may read without reading it, so a consumer that falls behind does not delay them (the harness's fell a second behind reo's transactional output, reports/bench-window). The sums count transaction markers too, so they are scaled by N over the final sum, and the run ends at the first sample of that final sum."
+		w += " The sightings are not the consumer's: every " + fmt.Sprint(StableEvery.Milliseconds()) + " ms (less often from 1,000 partitions: " + fmt.Sprint(StableEvery.Milliseconds()) + " ms per 500, at most 1 s) the harness sums the destination partitions' last stable offsets (ListOffsets, read_committed), which say what a read_committed reader may read without reading it, so a consumer that falls behind does not delay them (the harness's fell a second behind reo's transactional output, reports/bench-window). The sums count transaction markers too, so they are scaled by N over the final sum, and the run ends at the first sample of that final sum."
 		if !r.CountAfter {
 			w += " The consumer's own rate is kept in bench.json (watcher_records_per_sec)."
 		}
 		w += " Startup s is to the first sample above zero."
 	}
 	if r.CountAfter {
-		w += fmt.Sprintf(" The harness consumer that counts the records (the run ends when it has seen them all) starts only once those sums have stopped at or above N for %d samples (%d ms at the usual interval), after", SettledSamples, (SettledSamples-1)*50) + " the measured window: it does not share the machine with the system while the system is timed (before 2026-12-04 it read the records as they came, and cost 0.7–2.3 CPU s per GB copied on 1 KiB records and 5.4–7.4 on 100 B, more for some systems' output than for others', reports/bench-count). So bench.json has no consumer rate of its own (watcher_records_per_sec), and the harness's CPU s/GB is the sampling's."
+		w += fmt.Sprintf(" The harness consumer that counts the records (the run ends when it has seen them all) starts only once those sums have stopped at or above N for %d samples (%d ms at the usual interval), after", SettledSamples, (SettledSamples-1)*StableEvery.Milliseconds()) + " the measured window: it does not share the machine with the system while the system is timed (before 2026-12-04 it read the records as they came, and cost 0.7–2.3 CPU s per GB copied on 1 KiB records and 5.4–7.4 on 100 B, more for some systems' output than for others', reports/bench-count). So bench.json has no consumer rate of its own (watcher_records_per_sec), and the harness's CPU s/GB is the sampling's."
 	}
 	return w
 }
