@@ -33,12 +33,16 @@ const (
 	DefaultBatchMaxRecords     = 40_000
 	DefaultFetchMaxBytes       = 4 << 20
 	DefaultFetchPartitionBytes = 4 << 20
-	// FetchBudget: with the default fetch sizes, a plan whose partitions
-	// fall into fewer than four shards lets each of those shards fetch
-	// FetchBudget over their number at once (at most FetchBudget, at least
-	// the defaults), so an instance's fetches hold no more than four
-	// shards' would at the defaults.
+	// FetchBudget and BatchBudget: with the default sizes, the shards
+	// with partitions that an instance owns share what four shards hold
+	// at the defaults. When there are fewer than four (a plan whose
+	// partitions fall into fewer shards, or an instance that shares the
+	// shards with others), each fetches FetchBudget over their number at
+	// once and ends its transactions at BatchBudget over their number (at
+	// most the budgets, at least the defaults), so an instance holds no
+	// more than four shards would at the defaults (compiled.sizes).
 	FetchBudget                 = DefaultShards * DefaultFetchMaxBytes
+	BatchBudget                 = DefaultShards * DefaultBatchMaxBytes
 	DefaultTransactionTimeout   = 60 * time.Second
 	DefaultTopicRefreshInterval = 5 * time.Second
 	DefaultSessionTimeout       = 15 * time.Second
@@ -115,7 +119,9 @@ type Config struct {
 
 	// CommitInterval is the longest a transaction stays open while records
 	// flow (default 100ms). BatchMaxBytes and BatchMaxRecords end a
-	// transaction early (defaults 4 MiB and 40,000 records). Records of
+	// transaction early (defaults 4 MiB, grown for an instance that owns
+	// fewer than four shards with partitions as FetchMaxBytes says, and
+	// 40,000 records). Records of
 	// 100 B reach 4 MiB at 42,000-48,000. At 20,000 a transaction of 100 B
 	// records held 1.9 MB of values, against 6.3 MB of 1 KiB ones (the
 	// full plan's saturation runs); side by side
@@ -145,21 +151,28 @@ type Config struct {
 	// client fetches at once (kgo.FetchMaxBytes, kgo.FetchMaxPartitionBytes;
 	// both 4 MiB by default: a partition may fill a fetch, since one
 	// partition alone must keep a shard busy). Left at the defaults, they
-	// grow when the plan's partitions fall into fewer than four shards:
-	// each such shard fetches FetchBudget (16 MiB) over their number, so
-	// one partition is read 16 MiB at a time. Fewer, larger fetches cost
-	// the source broker and the shard's loop less per record: on one
-	// partition (reports/bench-fetch), 16 MiB fetches copied 1.18x the
-	// records/s of 4 MiB ones (medians of three runs each, interleaved),
-	// at 0.8x reo's CPU per GB.
+	// and BatchMaxBytes grow when fewer than four shards with partitions
+	// are this instance's (a plan whose partitions fall into fewer shards,
+	// or several instances sharing the shards): each such shard fetches
+	// FetchBudget (16 MiB) over their number and ends its transactions at
+	// BatchBudget (16 MiB) over their number, so one partition is read
+	// 16 MiB at a time. Fewer, larger fetches cost the source broker and
+	// the shard's loop less per record: on one partition
+	// (reports/bench-fetch), 16 MiB fetches copied 1.18x the records/s of
+	// 4 MiB ones (medians of three runs each, interleaved), at 0.8x reo's
+	// CPU per GB. Fewer, larger transactions cost the destination less:
+	// each costs its coordinator requests, markers and verification
+	// whatever its size (reports/bench-profile).
 	//
 	// A shard's producer never holds more than one transaction, which ends
-	// once BatchMaxBytes is reached, so its buffer stays below
-	// BatchMaxBytes + FetchMaxBytes. Memory in flight is about owned
-	// shards × ((source brokers + 1) × FetchMaxBytes + BatchMaxBytes),
-	// with the fetch size a shard uses: grown only for fewer than four
-	// shards with partitions, so an instance owning all of them holds no
-	// more than four shards do at the defaults.
+	// once its batch size is reached, so its buffer stays below the batch
+	// size plus a fetch. Memory in flight is about owned shards ×
+	// ((source brokers + 1) × fetch size + batch size), with the sizes a
+	// shard uses: grown only for fewer than four owned shards with
+	// partitions, so an instance holds no more than four shards do at the
+	// defaults whether it owns one of them or all. A change in the shards
+	// an instance owns that changes the sizes ends the shards' open
+	// transactions (committed) and reopens their source clients.
 	FetchMaxBytes          int32
 	FetchPartitionMaxBytes int32
 
@@ -430,27 +443,48 @@ func (cfg Config) compile() (*compiled, error) {
 	return c, nil
 }
 
-// fetchSizes returns the fetch bounds of a shard's source client under
-// plan p (FetchMaxBytes, FetchPartitionMaxBytes): the configured ones,
-// or with the defaults FetchBudget over the number of shards p gives
-// partitions, between the defaults and FetchBudget.
-func (c *compiled) fetchSizes(p *plan) (fetchMax, partMax int32) {
-	fetchMax, partMax = c.FetchMaxBytes, c.FetchPartitionMaxBytes
-	defaults := c.MaxInflightBytes == 0 && fetchMax == DefaultFetchMaxBytes && partMax == DefaultFetchPartitionBytes
-	if !defaults || p == nil {
-		return fetchMax, partMax
+// shardSizes is what one shard's copy may hold: its open transaction's
+// bytes (the batch bound that ends it) and its source client's fetch
+// bounds.
+type shardSizes struct {
+	batch            int
+	fetch, partFetch int32
+}
+
+// sizes returns a shard's batch and fetch bounds under plan p while this
+// instance owns the shards in owned (nil: every shard). Sizes a user set
+// (BatchMaxBytes, FetchMaxBytes and FetchPartitionMaxBytes, or
+// MaxInflightBytes) are kept. At the defaults, the shards with partitions
+// in p that this instance owns share the budgets: each gets FetchBudget
+// and BatchBudget over their number, between the defaults and the
+// budgets. So an instance holds no more than four shards do at the
+// defaults whether it owns one such shard or all of them, and one that
+// shares the shards with other instances copies in fewer, larger fetches
+// and transactions, which cost the brokers less per byte: with two
+// instances, 16 MiB transactions and 8 MiB fetches copied 1.15x the
+// records/s of the defaults (reports/bench-profile).
+func (c *compiled) sizes(p *plan, owned map[int32]bool) shardSizes {
+	z := shardSizes{batch: c.BatchMaxBytes, fetch: c.FetchMaxBytes, partFetch: c.FetchPartitionMaxBytes}
+	if c.MaxInflightBytes != 0 || p == nil {
+		return z
 	}
 	active := 0
-	for _, parts := range p.shards {
-		if len(parts) > 0 {
+	for k, parts := range p.shards {
+		if len(parts) > 0 && (owned == nil || owned[k]) {
 			active++
 		}
 	}
 	if active == 0 {
-		return fetchMax, partMax
+		return z
 	}
-	f := max(fetchMax, int32(FetchBudget/active))
-	return f, max(partMax, f)
+	if z.fetch == DefaultFetchMaxBytes && z.partFetch == DefaultFetchPartitionBytes {
+		z.fetch = max(z.fetch, int32(FetchBudget/active))
+		z.partFetch = max(z.partFetch, z.fetch)
+	}
+	if z.batch == DefaultBatchMaxBytes {
+		z.batch = max(z.batch, BatchBudget/active)
+	}
+	return z
 }
 
 // compressionCodec is the franz-go codec named name ("" is none); nil for

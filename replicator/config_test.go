@@ -135,12 +135,14 @@ func TestMaxInflightSplit(t *testing.T) {
 	}
 }
 
-// TestFetchSizesGrowForFewShards proves that with the default fetch sizes
-// a plan whose partitions fall into fewer than four shards fetches more at
-// once (one partition: 16 MiB), never less than the defaults, and never so
-// much that the shards with partitions hold more in flight than four
-// shards do at the defaults; and that sizes a user set are kept.
-func TestFetchSizesGrowForFewShards(t *testing.T) {
+// TestSizesShareTheBudget proves that with the default sizes the shards
+// with partitions that an instance owns share what four shards hold at the
+// defaults: fewer of them (a plan whose partitions fall into fewer than
+// four shards, or an instance that owns only some of the shards) fetch
+// more at once and commit larger transactions, never less than the
+// defaults, and never so much that the instance holds more in flight than
+// four shards do at the defaults; and that sizes a user set are kept.
+func TestSizesShareTheBudget(t *testing.T) {
 	base := Config{SourceBrokers: []string{"a"}, DestBrokers: []string{"b"}, Topics: ".*", Shards: 16}
 	planOf := func(active int) *plan {
 		p := &plan{shards: make(map[int32][]partitionPlan)}
@@ -152,49 +154,86 @@ func TestFetchSizesGrowForFewShards(t *testing.T) {
 		}
 		return p
 	}
+	// ownOf: the instance owns shards from..to-1.
+	ownOf := func(from, to int) map[int32]bool {
+		own := map[int32]bool{}
+		for k := from; k < to; k++ {
+			own[int32(k)] = true
+		}
+		return own
+	}
 	c, err := base.withDefaults().compile()
 	if err != nil {
 		t.Fatal(err)
 	}
 	// What one shard holds: a fetch being read, the next one, and its
-	// producer's buffer (BatchMaxBytes plus a fetch).
+	// producer's buffer (the batch bound plus the fetch that crosses it).
 	held := func(batch, fetch int64) int64 { return 2*fetch + batch + fetch }
 	limit := 4 * held(DefaultBatchMaxBytes, DefaultFetchMaxBytes)
 	for _, tc := range []struct {
+		name   string
 		active int
-		want   int32
-	}{{1, 16 << 20}, {2, 8 << 20}, {3, (16 << 20) / 3}, {4, 4 << 20}, {12, 4 << 20}, {16, 4 << 20}} {
-		fetch, part := c.fetchSizes(planOf(tc.active))
-		if fetch != tc.want || part != tc.want {
-			t.Errorf("%d shards with partitions: fetch %d, partition fetch %d; want %d", tc.active, fetch, part, tc.want)
+		own    map[int32]bool
+		owned  int // shards with partitions the instance owns
+		fetch  int32
+		batch  int
+	}{
+		{"one partition", 1, nil, 1, 16 << 20, 16 << 20},
+		{"two shards with partitions", 2, nil, 2, 8 << 20, 8 << 20},
+		{"three", 3, nil, 3, (16 << 20) / 3, (16 << 20) / 3},
+		{"four", 4, nil, 4, 4 << 20, 4 << 20},
+		{"twelve", 12, nil, 12, 4 << 20, 4 << 20},
+		{"sixteen", 16, nil, 16, 4 << 20, 4 << 20},
+		{"four, two of them owned", 4, ownOf(0, 2), 2, 8 << 20, 8 << 20},
+		{"four, one owned", 4, ownOf(3, 4), 1, 16 << 20, 16 << 20},
+		{"four, three owned", 4, ownOf(1, 4), 3, (16 << 20) / 3, (16 << 20) / 3},
+		{"four, two owned with two without partitions", 4, ownOf(2, 6), 2, 8 << 20, 8 << 20},
+		{"sixteen, eight owned", 16, ownOf(0, 8), 8, 4 << 20, 4 << 20},
+		{"sixteen, one owned", 16, ownOf(15, 16), 1, 16 << 20, 16 << 20},
+	} {
+		z := c.sizes(planOf(tc.active), tc.own)
+		if z.fetch != tc.fetch || z.partFetch != tc.fetch || z.batch != tc.batch {
+			t.Errorf("%s: fetch %d, partition fetch %d, batch %d; want %d, %d, %d", tc.name, z.fetch, z.partFetch, z.batch, tc.fetch, tc.fetch, tc.batch)
 		}
-		if tc.active <= 4 {
-			if got := int64(tc.active) * held(int64(c.BatchMaxBytes), int64(fetch)); got > limit {
-				t.Errorf("%d shards with partitions hold up to %d bytes, more than four shards at the defaults (%d)", tc.active, got, limit)
+		if tc.owned <= 4 {
+			if got := int64(tc.owned) * held(int64(z.batch), int64(z.fetch)); got > limit {
+				t.Errorf("%s: the instance holds up to %d bytes, more than four shards at the defaults (%d)", tc.name, got, limit)
 			}
 		}
 	}
-	if fetch, part := c.fetchSizes(nil); fetch != DefaultFetchMaxBytes || part != DefaultFetchPartitionBytes {
-		t.Errorf("no plan yet: fetch %d, partition fetch %d; want the defaults", fetch, part)
+	def := shardSizes{DefaultBatchMaxBytes, DefaultFetchMaxBytes, DefaultFetchPartitionBytes}
+	if z := c.sizes(nil, nil); z != def {
+		t.Errorf("no plan yet: %+v; want the defaults", z)
 	}
-	if fetch, _ := c.fetchSizes(planOf(0)); fetch != DefaultFetchMaxBytes {
-		t.Errorf("no shard with partitions: fetch %d; want the default", fetch)
+	if z := c.sizes(planOf(0), nil); z != def {
+		t.Errorf("no shard with partitions: %+v; want the defaults", z)
+	}
+	if z := c.sizes(planOf(4), map[int32]bool{}); z != def {
+		t.Errorf("no shard with partitions owned: %+v; want the defaults", z)
 	}
 	set := base
 	set.FetchMaxBytes, set.FetchPartitionMaxBytes = 1<<20, 1<<20
 	if c, err = set.withDefaults().compile(); err != nil {
 		t.Fatal(err)
 	}
-	if fetch, part := c.fetchSizes(planOf(1)); fetch != 1<<20 || part != 1<<20 {
-		t.Errorf("FetchMaxBytes set to 1MiB: fetch %d, partition fetch %d for one shard; want the 1MiB set", fetch, part)
+	if z := c.sizes(planOf(1), nil); z.fetch != 1<<20 || z.partFetch != 1<<20 || z.batch != 16<<20 {
+		t.Errorf("FetchMaxBytes set to 1MiB: %+v for one shard; want the 1MiB set, and the batch from the budget", z)
+	}
+	set = base
+	set.BatchMaxBytes = 1 << 20
+	if c, err = set.withDefaults().compile(); err != nil {
+		t.Fatal(err)
+	}
+	if z := c.sizes(planOf(4), ownOf(0, 1)); z.batch != 1<<20 || z.fetch != 16<<20 {
+		t.Errorf("BatchMaxBytes set to 1MiB: %+v for the one shard owned; want the 1MiB set, and the fetch from the budget", z)
 	}
 	inflight := base
 	inflight.MaxInflightBytes = 64 << 20
 	if c, err = inflight.withDefaults().compile(); err != nil {
 		t.Fatal(err)
 	}
-	if fetch, _ := c.fetchSizes(planOf(1)); fetch != 1<<20 {
-		t.Errorf("MaxInflightBytes 64MiB over 16 shards: fetch %d for one shard; want its split, 1MiB", fetch)
+	if z := c.sizes(planOf(4), ownOf(0, 1)); z.fetch != 1<<20 || z.batch != 2<<20 {
+		t.Errorf("MaxInflightBytes 64MiB over 16 shards: %+v for the one shard owned; want its split, 2MiB batches and 1MiB fetches", z)
 	}
 }
 

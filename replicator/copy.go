@@ -125,7 +125,14 @@ const stopGrace = 5 * time.Second
 // returns nil) or something fails (aborts, returns the error).
 func (s *copier) copy(ctx context.Context, parts []partitionPlan, changed <-chan struct{}) (err error) {
 	w, r := s.w, s.w.r
-	src, err := s.openSource(ctx, parts)
+	// The shard's batch and fetch sizes follow the shards this instance
+	// owns (compiled.sizes): when those change so that the sizes do, the
+	// copy ends as for a new plan, and the next opens its source with
+	// the new fetch sizes.
+	own, ownCh := r.ownedShards()
+	cur, _ := r.currentPlan()
+	sz := r.cfg.sizes(cur, own)
+	src, err := s.openSource(ctx, parts, sz)
 	if err != nil {
 		return err
 	}
@@ -151,9 +158,13 @@ func (s *copier) copy(ctx context.Context, parts []partitionPlan, changed <-chan
 		select {
 		case <-changed:
 			replan = true
+		case <-ownCh:
+			own, ownCh = r.ownedShards()
+			cur, _ := r.currentPlan()
+			replan = r.cfg.sizes(cur, own) != sz
 		default:
 		}
-		if b.open && (stop || replan || b.due(r.cfg) || (s.caughtUp() && time.Since(b.started) >= r.cfg.CommitLinger)) {
+		if b.open && (stop || replan || b.due(r.cfg, sz.batch) || (s.caughtUp() && time.Since(b.started) >= r.cfg.CommitLinger)) {
 			if err := s.commit(gctx, b); err != nil {
 				return err
 			}
@@ -241,8 +252,11 @@ func (s *copier) copy(ctx context.Context, parts []partitionPlan, changed <-chan
 	}
 }
 
-func (b *batch) due(cfg *compiled) bool {
-	return b.records >= cfg.BatchMaxRecords || b.bytes >= cfg.BatchMaxBytes || time.Since(b.started) >= cfg.CommitInterval
+// due says whether the open transaction should end: it holds BatchMaxRecords
+// or maxBytes (the shard's batch size, compiled.sizes), or it is
+// CommitInterval old.
+func (b *batch) due(cfg *compiled, maxBytes int) bool {
+	return b.records >= cfg.BatchMaxRecords || b.bytes >= maxBytes || time.Since(b.started) >= cfg.CommitInterval
 }
 
 func (b *batch) firstErr() error {
@@ -862,7 +876,7 @@ func checkIdentity(p partitionPlan, cp Checkpoint, srcID, dstID string) *Identit
 // it (leader epoch), that nothing between the checkpoint and the source
 // log start was lost, and that partitions without a checkpoint go to empty
 // destination partitions.
-func (s *copier) openSource(ctx context.Context, parts []partitionPlan) (*kgo.Client, error) {
+func (s *copier) openSource(ctx context.Context, parts []partitionPlan, sz shardSizes) (*kgo.Client, error) {
 	w, r := s.w, s.w.r
 	srcIDs, dstIDs, err := s.currentIDs(ctx, parts)
 	if err != nil {
@@ -988,14 +1002,12 @@ func (s *copier) openSource(ctx context.Context, parts []partitionPlan) (*kgo.Cl
 			}
 		}
 	}
-	p, _ := r.currentPlan()
-	fetchMax, partMax := r.cfg.fetchSizes(p)
 	opts := []kgo.Opt{
 		kgo.ConsumePartitions(offsets),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.ConsumeResetOffset(kgo.NoResetOffset()),
-		kgo.FetchMaxBytes(fetchMax),
-		kgo.FetchMaxPartitionBytes(partMax),
+		kgo.FetchMaxBytes(sz.fetch),
+		kgo.FetchMaxPartitionBytes(sz.partFetch),
 	}
 	if r.cfg.MaxInflightBytes > 0 {
 		// One fetch in flight or buffered (kgo's default is one per
@@ -1008,7 +1020,7 @@ func (s *copier) openSource(ctx context.Context, parts []partitionPlan) (*kgo.Cl
 	if err != nil {
 		return nil, fmt.Errorf("source client for shard %d: %w", w.shard, err)
 	}
-	w.log.Debug("copying", "partitions", len(parts))
+	w.log.Debug("copying", "partitions", len(parts), "batch_bytes", sz.batch, "fetch_bytes", sz.fetch)
 	return cl, nil
 }
 

@@ -71,7 +71,7 @@
 //     (within a few offsets of the last stable offset, or a poll found
 //     nothing) and the transaction is CommitLinger old (default 0), or
 //     else every CommitInterval
-//     (or BatchMaxBytes/BatchMaxRecords): produce one checkpoint per
+//     (or the batch size/BatchMaxRecords): produce one checkpoint per
 //     touched source partition (next source offset, and the source offset
 //     range of the batch), flush it with the records, check that every
 //     record and checkpoint was written, and commit. Lag sets the
@@ -203,7 +203,9 @@
 //     record. If the broker instead rejects a whole batch, reo cannot tell
 //     which record was at fault and never skips it, even with AllowDataLoss.
 //   - Producer memory is bounded by the batch size: a transaction ends once
-//     BatchMaxBytes is reached and is flushed before the next begins.
+//     the shard's batch size (BatchMaxBytes, or at the defaults its share of
+//     BatchBudget among the shards this instance owns) is reached, and is
+//     flushed before the next begins.
 //   - The admin clients refresh metadata at most every second (kgo caches it
 //     for 5 s by default) so new topics and partitions are seen within
 //     TopicRefreshInterval + 1 s.

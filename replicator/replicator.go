@@ -92,10 +92,13 @@ type Replicator struct {
 	plan   *plan
 	planCh chan struct{}
 
-	// workersMu guards workers and stopping.
+	// workersMu guards workers, stopping and ownCh. ownCh is closed when
+	// the set of shards this instance owns changes: a shard's batch and
+	// fetch sizes depend on it (compiled.sizes).
 	workersMu sync.Mutex
 	workers   map[int32]*shardWorker
 	stopping  bool
+	ownCh     chan struct{}
 
 	fatalCh chan error // first fatal error of any goroutine
 
@@ -129,6 +132,7 @@ func New(cfg Config, opts ...Option) (*Replicator, error) {
 		log:     o.log.With("replication", c.Name, "instance", instance),
 		topics:  make(map[string]*topicState),
 		workers: make(map[int32]*shardWorker),
+		ownCh:   make(chan struct{}),
 		planCh:  make(chan struct{}),
 		lags:    newLagBook(),
 		fatalCh: make(chan error, 1),
@@ -511,6 +515,7 @@ func (r *Replicator) startWorkers(shards []int32) {
 	if r.stopping {
 		return
 	}
+	added := false
 	for _, k := range shards {
 		if _, ok := r.workers[k]; ok {
 			continue
@@ -518,9 +523,31 @@ func (r *Replicator) startWorkers(shards []int32) {
 		w := newShardWorker(r, k)
 		r.workers[k] = w
 		w.start()
+		added = true
+	}
+	if added {
+		r.ownedChanged()
 	}
 	r.m.shardsOwned.Set(float64(len(r.workers)))
 	r.log.Info("shards assigned", "shards", shards, "owned", len(r.workers))
+}
+
+// ownedChanged wakes whoever waits on the owned shards; workersMu held.
+func (r *Replicator) ownedChanged() {
+	close(r.ownCh)
+	r.ownCh = make(chan struct{})
+}
+
+// ownedShards returns the shards this instance owns now and a channel
+// closed when that changes.
+func (r *Replicator) ownedShards() (map[int32]bool, <-chan struct{}) {
+	r.workersMu.Lock()
+	defer r.workersMu.Unlock()
+	own := make(map[int32]bool, len(r.workers))
+	for k := range r.workers {
+		own[k] = true
+	}
+	return own, r.ownCh
 }
 
 // stopWorkers stops the given shards' workers (all when all is set) and
@@ -533,6 +560,9 @@ func (r *Replicator) stopWorkers(shards []int32, all bool, why string) {
 			ws = append(ws, w)
 			delete(r.workers, k)
 		}
+	}
+	if len(ws) > 0 {
+		r.ownedChanged()
 	}
 	r.m.shardsOwned.Set(float64(len(r.workers)))
 	r.workersMu.Unlock()
