@@ -136,6 +136,9 @@ func (s *copier) copy(ctx context.Context, parts []partitionPlan, changed <-chan
 	if err != nil {
 		return err
 	}
+	if h := r.hooks; h != nil && h.copying != nil {
+		h.copying(w.shard, sz)
+	}
 	defer src.Close()
 	dst := make(map[tp]string, len(parts))
 	for _, p := range parts {
