@@ -10,12 +10,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out"
 "$@" >"$out/progress.log" 2>&1 &
 bench_pid=$!
-pids=""
-for _ in $(seq 1 120); do
-	pids=$(pgrep -f 'kafka\.Kafka' | tr '\n' ' ')
-	[ "$(echo $pids | wc -w)" -ge 2 ] && break
-	sleep 1
-done
+pids=$("$here/brokers.sh")
 sleep 8 # the brokers register their request metrics as they start
 for p in $pids; do
 	echo "$p $(tr '\0' ' ' </proc/$p/cmdline | grep -o 'reo-kafka-bench-[a-z]*' | head -1)"

@@ -37,12 +37,7 @@ threads() {
 	--reo-commit-intervals "" --reo-commit-lingers "" --reo-max-inflight "" --reo-shards "" \
 	--broker-data /dev/shm --out "$out/bench" "$@" >"$out/progress.log" 2>&1 &
 bench_pid=$!
-pids=""
-for _ in $(seq 1 120); do
-	pids=$(pgrep -f 'kafka\.Kafka' | tr '\n' ' ')
-	[ "$(echo $pids | wc -w)" -ge 2 ] && break
-	sleep 1
-done
+pids=$("$(cd "$(dirname "$0")" && pwd)/../../bench-requests/probe/brokers.sh")
 : >"$out/pids.txt"
 for p in $pids; do
 	n=$(tr '\0' ' ' </proc/$p/cmdline | grep -o 'reo-kafka-bench-[a-z]*' | head -1)
