@@ -133,7 +133,7 @@ func (b *bench) saturate(ctx context.Context, sys string, wl report.Workload, ts
 		return err
 	}
 	n := int64(wl.Records)
-	every := stableEvery(wl.Partitions * wl.TopicCount())
+	every := report.StableInterval(wl.Partitions * wl.TopicCount())
 	lso, err := measure.WatchStable(ctx, b.dstOpts, ts.names(), every)
 	if err != nil {
 		return err
@@ -345,9 +345,6 @@ wait:
 	cancel()
 	return b.check(ctx, ts, res, true)
 }
-
-// stableEvery is report.StableInterval, which the report text describes.
-func stableEvery(partitions int) time.Duration { return report.StableInterval(partitions) }
 
 // check runs the oracle over every topic of ts and folds its verdict
 // into res; first says whether this is the first verdict of res.

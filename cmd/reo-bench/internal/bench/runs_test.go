@@ -80,8 +80,8 @@ func TestMeasuredWindow(t *testing.T) {
 		t.Errorf("progress of a run seen to 700 of 1000: %v, want [1.5 1.5]", got)
 	}
 	for parts, want := range map[int]time.Duration{12: 50 * time.Millisecond, 999: 50 * time.Millisecond, 3000: 300 * time.Millisecond, 5000: 500 * time.Millisecond, 50_000: time.Second} {
-		if got := stableEvery(parts); got != want {
-			t.Errorf("stableEvery(%d) = %v, want %v", parts, got, want)
+		if got := report.StableInterval(parts); got != want {
+			t.Errorf("report.StableInterval(%d) = %v, want %v", parts, got, want)
 		}
 	}
 	once := []measure.Sighting{at(1000, 1000)}
