@@ -320,7 +320,7 @@ wait:
 	res.RecordsPerSec = windowRate(a, z)
 	res.MBPerSec = res.RecordsPerSec * float64(wl.RecordBytes) / 1e6
 	gb := float64(recs) * float64(wl.RecordBytes) / 1e9
-	res.CPUSecondsPerGB = (s.CPUAt(z.At) - s.CPUAt(a.At)) / gb
+	res.CPUSecondsPerGB, res.RunCPUSecondsPerGB = cpuPerGB(s, a, z, wl.RecordBytes)
 	res.BrokerCPUSecondsPerGB = (brokers.CPUAt(z.At) - brokers.CPUAt(a.At)) / gb
 	res.HarnessCPUSecondsPerGB = (harness.CPUAt(z.At) - harness.CPUAt(a.At)) / gb
 	res.BrokerThreadCPU = threads.perGB(a.At, z.At, gb)

@@ -299,6 +299,25 @@ func measuredWindow(trace []measure.Sighting, from int64, start time.Time) (a, z
 	return a, z
 }
 
+// cpuClock is a process group's CPU seconds since its processes started,
+// at a moment (measure.Sampler).
+type cpuClock interface{ CPUAt(time.Time) float64 }
+
+// cpuPerGB is a saturation run's CPU per GB of the processes cpu samples:
+// window over the records of the measured window a..z, run over all of
+// them (z.N) from the processes' start to z, so that start-up and what a
+// system read ahead before the window opened count in run and not in
+// window.
+func cpuPerGB(cpu cpuClock, a, z measure.Sighting, recordBytes int) (window, run float64) {
+	if gb := float64(z.N-a.N) * float64(recordBytes) / 1e9; gb > 0 {
+		window = (cpu.CPUAt(z.At) - cpu.CPUAt(a.At)) / gb
+	}
+	if gb := float64(z.N) * float64(recordBytes) / 1e9; gb > 0 {
+		run = cpu.CPUAt(z.At) / gb
+	}
+	return window, run
+}
+
 // windowRate is records per second from sighting a to sighting z.
 func windowRate(a, z measure.Sighting) float64 {
 	d := z.At.Sub(a.At)

@@ -325,3 +325,39 @@ func TestCountSettled(t *testing.T) {
 		t.Errorf("lastSum: %d, %d", lastSum(nil), lastSum(tr))
 	}
 }
+
+// cpuLine is a process group that spent cpu(t) seconds by t.
+type cpuLine func(time.Time) float64
+
+func (f cpuLine) CPUAt(t time.Time) float64 { return f(t) }
+
+// TestCPUPerGBCountsReadAhead proves the two CPU figures of a saturation
+// run: a system that spent 3 s reading ahead before the window opened and
+// 1 s in it has its window figure from the 1 s over the window's records,
+// and its whole-run figure from all 4 s over all the records.
+func TestCPUPerGBCountsReadAhead(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	opens, ends := t0.Add(5*time.Second), t0.Add(9*time.Second)
+	cpu := cpuLine(func(t time.Time) float64 {
+		switch {
+		case t.Before(opens):
+			return 3 * t.Sub(t0).Seconds() / 5
+		case t.Before(ends):
+			return 3 + t.Sub(opens).Seconds()/4
+		}
+		return 4
+	})
+	// 1,000,000 records of 1,000 B: 1 GB in all, 0.9 GB in the window.
+	a := measure.Sighting{At: opens, N: 100_000}
+	z := measure.Sighting{At: ends, N: 1_000_000}
+	window, run := cpuPerGB(cpu, a, z, 1000)
+	if math.Abs(window-1/0.9) > 1e-9 {
+		t.Errorf("window CPU s/GB %v, want %v (1 s over 0.9 GB)", window, 1/0.9)
+	}
+	if math.Abs(run-4) > 1e-9 {
+		t.Errorf("whole-run CPU s/GB %v, want 4 (4 s over 1 GB)", run)
+	}
+	if w, r := cpuPerGB(cpu, z, z, 1000); w != 0 || r != 4 {
+		t.Errorf("an empty window: %v and %v, want 0 and 4", w, r)
+	}
+}

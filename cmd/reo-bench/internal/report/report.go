@@ -368,6 +368,13 @@ type Result struct {
 	// (the consume ceiling's settings) read the destination topics back
 	// after the run: what the system's output costs its readers.
 	DownstreamRecordsPerSec float64 `json:"downstream_records_per_sec,omitempty"`
+	// RunCPUSecondsPerGB is the system's processes' CPU from their start
+	// to the run's last record visible in the destination, over every
+	// record the run copied: start-up included, and what a system that
+	// reads the source ahead of what it writes did before the measured
+	// window opened, which CPUSecondsPerGB leaves out
+	// (reports/bench-geo/cpu-window).
+	RunCPUSecondsPerGB float64 `json:"run_cpu_seconds_per_gb,omitempty"`
 	// OfferedRate and AchievedRate are the latency phase's target and the
 	// rate the harness producer actually reached (records/s).
 	OfferedRate    float64      `json:"offered_records_per_sec,omitempty"`
@@ -547,6 +554,7 @@ func (r *Report) Markdown(w io.Writer, charts []string) error {
 		b.WriteString(r.windowRatesText(wl))
 		b.WriteString(r.runsText(wl))
 		b.WriteString(r.downstreamText(wl))
+		b.WriteString(r.runCPUText(wl))
 		b.WriteString(r.brokerThreadsText(wl))
 		if ts := r.Targets(wl.Name); len(ts) > 0 && !wl.ReoOnly() {
 			b.WriteString("Goals for reo on this workload:\n\n| goal | want | got | met | margin |\n|---|---|---|:---:|---|\n")
@@ -777,6 +785,27 @@ func (r *Report) downstreamText(wl Workload) string {
 	return "Each system's output read back after its run by a bare read_committed consumer (the consume ceiling's settings), records/s: " + strings.Join(parts, "; ") + ".\n\n"
 }
 
+// runCPUText is a line on each system's CPU over its whole run (medians
+// of the verified runs); empty when no run has the figure.
+func (r *Report) runCPUText(wl Workload) string {
+	var parts []string
+	for _, sys := range r.systemsOn(wl.Name) {
+		var xs []float64
+		for _, x := range r.Results {
+			if x.System == sys && x.Workload.Name == wl.Name && x.Verified && x.RunCPUSecondsPerGB > 0 {
+				xs = append(xs, x.RunCPUSecondsPerGB)
+			}
+		}
+		if len(xs) > 0 {
+			parts = append(parts, fmt.Sprintf("%s %s", sys, SpreadOf(xs).num()))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "Each system's CPU over its whole saturation run, from its start to its last record visible in the destination, over every record it copied (start-up included, and whatever it read ahead before the measured window opened, which the table's CPU s/GB leaves out), CPU s/GB: " + strings.Join(parts, "; ") + ".\n\n"
+}
+
 // WindowRate is a saturation rate over the window that opens at the
 // first sighting of the share From of the records.
 type WindowRate struct {
@@ -869,7 +898,7 @@ func (r *Report) mm2Heap() string {
 func (r *Report) windowText() string {
 	w := "records/s = (N − records visible at the first sighting) / (last − first sighting)."
 	if r.WindowFrom > 0 {
-		w = fmt.Sprintf("records/s = (N − M) / (last sighting − sighting of M), where M is the count at the first sighting of at least %.0f%% of N (--window-from): the start of the run, before the loops and the brokers are in their stride, is left out. The ceilings are timed over the same share (the producer from its acknowledgements); CPU s/GB is over the same window.", r.WindowFrom*100)
+		w = fmt.Sprintf("records/s = (N − M) / (last sighting − sighting of M), where M is the count at the first sighting of at least %.0f%% of N (--window-from): the start of the run, before the loops and the brokers are in their stride, is left out. The ceilings are timed over the same share (the producer from its acknowledgements); CPU s/GB is over the same window. A system that reads the source ahead of what it writes does some of its work before the window opens, so each workload also gives every system's CPU over its whole run (run_cpu_seconds_per_gb in bench.json, start-up included; reports/bench-geo/cpu-window).", r.WindowFrom*100)
 	}
 	if r.StableTiming {
 		w += " The sightings are not the consumer's: every " + fmt.Sprint(StableEvery.Milliseconds()) + " ms (less often from 1,000 partitions: " + fmt.Sprint(StableEvery.Milliseconds()) + " ms per 500, at most 1 s) the harness sums the destination partitions' last stable offsets (ListOffsets, read_committed), which say what a read_committed reader may read without reading it, so a consumer that falls behind does not delay them (the harness's fell a second behind reo's transactional output, reports/bench-window). The sums count transaction markers too, so they are scaled by N over the final sum, and the run ends at the first sample of that final sum."

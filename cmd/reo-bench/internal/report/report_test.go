@@ -600,6 +600,42 @@ func TestDownstreamText(t *testing.T) {
 	}
 }
 
+// TestRunCPUText proves the whole-run CPU line: medians of the verified
+// runs per system, none for a system without the figure, and none at all
+// for a report from before the figure.
+func TestRunCPUText(t *testing.T) {
+	r := sampleReport()
+	base := r.Results[0].Workload
+	if got := r.runCPUText(base); got != "" {
+		t.Errorf("no run has the figure, yet: %q", got)
+	}
+	r.Results[0].RunCPUSecondsPerGB = 3.2
+	r.Results[1].RunCPUSecondsPerGB = 2.4
+	r.Results = append(r.Results,
+		Result{System: SysReo, Workload: base, Verified: true, RunCPUSecondsPerGB: 3.2, Repeat: 2},
+		Result{System: SysReo, Workload: base, Verified: false, RunCPUSecondsPerGB: 99, Repeat: 3})
+	got := r.runCPUText(base)
+	for _, want := range []string{"pipe 3.20;", "reo 2.80 (2.40–3.20)", "start-up included"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("whole-run CPU line lacks %q: %q", want, got)
+		}
+	}
+	if strings.Contains(got, "mm2") || strings.Contains(got, "99") {
+		t.Errorf("whole-run CPU line names a system without the figure or an unverified run: %q", got)
+	}
+	dir := t.TempDir()
+	if err := r.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "bench.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), got) {
+		t.Errorf("bench.md lacks the whole-run CPU line %q", got)
+	}
+}
+
 // p99Why is the why of r's "p99 vs pipe at the same rate" goal on workload.
 func p99Why(r *Report, workload string) string {
 	for _, tg := range r.Targets(workload) {
