@@ -767,33 +767,27 @@ func (r *Report) setupText() string {
 // read each system's output back (medians of the verified runs); empty
 // when no run has the figure.
 func (r *Report) downstreamText(wl Workload) string {
-	var parts []string
-	for _, sys := range r.systemsOn(wl.Name) {
-		var xs []float64
-		for _, x := range r.Results {
-			if x.System == sys && x.Workload.Name == wl.Name && x.Verified && x.DownstreamRecordsPerSec > 0 {
-				xs = append(xs, x.DownstreamRecordsPerSec)
-			}
-		}
-		if len(xs) > 0 {
-			parts = append(parts, fmt.Sprintf("%s %s", sys, SpreadOf(xs).num()))
-		}
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return "Each system's output read back after its run by a bare read_committed consumer (the consume ceiling's settings), records/s: " + strings.Join(parts, "; ") + ".\n\n"
+	return r.perSystemLine(wl, "Each system's output read back after its run by a bare read_committed consumer (the consume ceiling's settings), records/s: ",
+		func(x Result) float64 { return x.DownstreamRecordsPerSec })
 }
 
 // runCPUText is a line on each system's CPU over its whole run (medians
 // of the verified runs); empty when no run has the figure.
 func (r *Report) runCPUText(wl Workload) string {
+	return r.perSystemLine(wl, "Each system's CPU over its whole saturation run, from its start to its last record visible in the destination, over every record it copied (start-up included, and whatever it read ahead before the measured window opened, which the table's CPU s/GB leaves out), CPU s/GB: ",
+		func(x Result) float64 { return x.RunCPUSecondsPerGB })
+}
+
+// perSystemLine is lead followed by each system's median (with its
+// range) of figure over its verified runs on wl, for the systems whose
+// runs have it (figure > 0); empty when none does.
+func (r *Report) perSystemLine(wl Workload, lead string, figure func(Result) float64) string {
 	var parts []string
 	for _, sys := range r.systemsOn(wl.Name) {
 		var xs []float64
 		for _, x := range r.Results {
-			if x.System == sys && x.Workload.Name == wl.Name && x.Verified && x.RunCPUSecondsPerGB > 0 {
-				xs = append(xs, x.RunCPUSecondsPerGB)
+			if v := figure(x); x.System == sys && x.Workload.Name == wl.Name && x.Verified && v > 0 {
+				xs = append(xs, v)
 			}
 		}
 		if len(xs) > 0 {
@@ -803,7 +797,7 @@ func (r *Report) runCPUText(wl Workload) string {
 	if len(parts) == 0 {
 		return ""
 	}
-	return "Each system's CPU over its whole saturation run, from its start to its last record visible in the destination, over every record it copied (start-up included, and whatever it read ahead before the measured window opened, which the table's CPU s/GB leaves out), CPU s/GB: " + strings.Join(parts, "; ") + ".\n\n"
+	return lead + strings.Join(parts, "; ") + ".\n\n"
 }
 
 // WindowRate is a saturation rate over the window that opens at the

@@ -576,63 +576,57 @@ func TestWindowRatesTable(t *testing.T) {
 	}
 }
 
-// TestDownstreamText proves the read-back line: medians of the verified
-// runs per system, none for a system without the figure.
-func TestDownstreamText(t *testing.T) {
-	r := sampleReport()
-	base := r.Results[0].Workload
-	if got := r.downstreamText(base); got != "" {
-		t.Errorf("no run has the figure, yet: %q", got)
-	}
-	r.Results[0].DownstreamRecordsPerSec = 500_000
-	r.Results[1].DownstreamRecordsPerSec = 700_000
-	r.Results = append(r.Results,
-		Result{System: SysReo, Workload: base, Verified: true, DownstreamRecordsPerSec: 900_000, Repeat: 2},
-		Result{System: SysReo, Workload: base, Verified: false, DownstreamRecordsPerSec: 100, Repeat: 3})
-	got := r.downstreamText(base)
-	for _, want := range []string{"pipe 500000;", "reo 800000 (700000–900000)"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("read-back line lacks %q: %q", want, got)
-		}
-	}
-	if strings.Contains(got, "mm2") {
-		t.Errorf("read-back line names a system without the figure: %q", got)
-	}
-}
-
-// TestRunCPUText proves the whole-run CPU line: medians of the verified
-// runs per system, none for a system without the figure, and none at all
-// for a report from before the figure.
-func TestRunCPUText(t *testing.T) {
-	r := sampleReport()
-	base := r.Results[0].Workload
-	if got := r.runCPUText(base); got != "" {
-		t.Errorf("no run has the figure, yet: %q", got)
-	}
-	r.Results[0].RunCPUSecondsPerGB = 3.2
-	r.Results[1].RunCPUSecondsPerGB = 2.4
-	r.Results = append(r.Results,
-		Result{System: SysReo, Workload: base, Verified: true, RunCPUSecondsPerGB: 3.2, Repeat: 2},
-		Result{System: SysReo, Workload: base, Verified: false, RunCPUSecondsPerGB: 99, Repeat: 3})
-	got := r.runCPUText(base)
-	for _, want := range []string{"pipe 3.20;", "reo 2.80 (2.40–3.20)", "start-up included"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("whole-run CPU line lacks %q: %q", want, got)
-		}
-	}
-	if strings.Contains(got, "mm2") || strings.Contains(got, "99") {
-		t.Errorf("whole-run CPU line names a system without the figure or an unverified run: %q", got)
-	}
-	dir := t.TempDir()
-	if err := r.Write(dir); err != nil {
-		t.Fatal(err)
-	}
-	md, err := os.ReadFile(filepath.Join(dir, "bench.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(md), got) {
-		t.Errorf("bench.md lacks the whole-run CPU line %q", got)
+// TestPerSystemLines proves the per-workload lines of one figure per
+// system (the read-back rate, the whole-run CPU): medians of the verified
+// runs per system, none for a system without the figure or an unverified
+// run, none at all when no run has it, and the line in bench.md.
+func TestPerSystemLines(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		set   func(*Result, float64)
+		text  func(*Report, Workload) string
+		vals  [4]float64 // pipe, reo, reo again, reo unverified
+		wants []string
+		never string
+	}{
+		{"read-back", func(x *Result, v float64) { x.DownstreamRecordsPerSec = v }, (*Report).downstreamText,
+			[4]float64{500_000, 700_000, 900_000, 100}, []string{"pipe 500000;", "reo 800000 (700000–900000)"}, "(100"},
+		{"whole-run CPU", func(x *Result, v float64) { x.RunCPUSecondsPerGB = v }, (*Report).runCPUText,
+			[4]float64{3.2, 2.4, 3.2, 99}, []string{"pipe 3.20;", "reo 2.80 (2.40–3.20)", "start-up included"}, "99"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := sampleReport()
+			base := r.Results[0].Workload
+			if got := tc.text(r, base); got != "" {
+				t.Errorf("no run has the figure, yet: %q", got)
+			}
+			tc.set(&r.Results[0], tc.vals[0])
+			tc.set(&r.Results[1], tc.vals[1])
+			more := []Result{{System: SysReo, Workload: base, Verified: true, Repeat: 2}, {System: SysReo, Workload: base, Verified: false, Repeat: 3}}
+			tc.set(&more[0], tc.vals[2])
+			tc.set(&more[1], tc.vals[3])
+			r.Results = append(r.Results, more...)
+			got := tc.text(r, base)
+			for _, want := range tc.wants {
+				if !strings.Contains(got, want) {
+					t.Errorf("line lacks %q: %q", want, got)
+				}
+			}
+			if strings.Contains(got, "mm2") || strings.Contains(got, tc.never) {
+				t.Errorf("line names a system without the figure or an unverified run: %q", got)
+			}
+			dir := t.TempDir()
+			if err := r.Write(dir); err != nil {
+				t.Fatal(err)
+			}
+			md, err := os.ReadFile(filepath.Join(dir, "bench.md"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(md), got) {
+				t.Errorf("bench.md lacks the line %q", got)
+			}
+		})
 	}
 }
 
