@@ -576,6 +576,20 @@ func TestWindowRatesTable(t *testing.T) {
 	}
 }
 
+// writtenMarkdown is the bench.md that r.Write writes.
+func writtenMarkdown(t *testing.T, r *Report) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := r.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "bench.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(md)
+}
+
 // TestPerSystemLines proves the per-workload lines of one figure per
 // system (the read-back rate, the whole-run CPU): medians of the verified
 // runs per system, none for a system without the figure or an unverified
@@ -615,15 +629,7 @@ func TestPerSystemLines(t *testing.T) {
 			if strings.Contains(got, "mm2") || strings.Contains(got, tc.never) {
 				t.Errorf("line names a system without the figure or an unverified run: %q", got)
 			}
-			dir := t.TempDir()
-			if err := r.Write(dir); err != nil {
-				t.Fatal(err)
-			}
-			md, err := os.ReadFile(filepath.Join(dir, "bench.md"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !strings.Contains(string(md), got) {
+			if md := writtenMarkdown(t, r); !strings.Contains(md, got) {
 				t.Errorf("bench.md lacks the line %q", got)
 			}
 		})
@@ -650,21 +656,14 @@ func TestMM2HeapNamed(t *testing.T) {
 	} {
 		r := sampleReport()
 		r.MM2Heap = tc.heap
-		dir := t.TempDir()
-		if err := r.Write(dir); err != nil {
-			t.Fatal(err)
-		}
-		md, err := os.ReadFile(filepath.Join(dir, "bench.md"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(string(md), "dedicated mode, heap "+tc.want+"\n") {
+		md := writtenMarkdown(t, r)
+		if !strings.Contains(md, "dedicated mode, heap "+tc.want+"\n") {
 			t.Errorf("mm2_heap %q: bench.md's MirrorMaker 2 line does not name heap %s", tc.heap, tc.want)
 		}
-		if !strings.Contains(string(md), "per instance, "+tc.want+" with") {
+		if !strings.Contains(md, "per instance, "+tc.want+" with") {
 			t.Errorf("mm2_heap %q: bench.md's method does not name heap %s", tc.heap, tc.want)
 		}
-		if strings.Contains(string(md), "{mm2heap}") {
+		if strings.Contains(md, "{mm2heap}") {
 			t.Errorf("mm2_heap %q: bench.md keeps the placeholder", tc.heap)
 		}
 	}
