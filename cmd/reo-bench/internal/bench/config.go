@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -185,6 +186,7 @@ func ParseConfig(args []string, stderr io.Writer) (*Config, error) {
 	geoSides := fs.String("geo-sides", "source,destination", "which cluster the geo links put at a distance")
 	geoJitter := fs.Float64("geo-jitter", 0.1, "jitter of the geo links each way, as a share of the one-way latency")
 	geoBandwidth := fs.Int("geo-bandwidth-kbps", 25_000, "bandwidth cap of the geo links each way, KB/s per connection (0: none)")
+	geoBaseBytes := fs.Int64("geo-base-bytes", 0, "with --geo, record value bytes preloaded per saturation run of the workload with no distance (0: ten times --bytes, at most --max-records records): with no link its systems copy in well under a second what a distant one takes a minute or more over, so the links' --bytes would leave it windows too short to judge")
 	fs.BoolVar(&c.costCurve, "cost-curve", false, "run the cost curve: saturation only, at each of --cost-partitions partitions and at --cost-topics; default systems reo,mm2")
 	costParts := fs.String("cost-partitions", "12,48,500,5000", "partition counts of the cost curve")
 	costTopics := fs.String("cost-topics", "1000x3", "the cost curve's many-topics point: TOPICSxPARTITIONS (empty: none)")
@@ -377,7 +379,12 @@ func ParseConfig(args []string, stderr io.Writer) (*Config, error) {
 		if err != nil {
 			return nil, err
 		}
-		c.workloads = geoPlan(c.workloads[0], links)
+		if *geoBaseBytes < 0 {
+			return nil, fmt.Errorf("--geo-base-bytes %d: must not be negative", *geoBaseBytes)
+		}
+		base := c.workloads[0]
+		base.Records = recordsFor(cmp.Or(*geoBaseBytes, 10**bytes), base.RecordBytes, *maxRecords)
+		c.workloads = geoPlan(base, c.workloads[0], links)
 	case c.costCurve:
 		cps, err := parseInts(*costParts, "--cost-partitions")
 		if err != nil {
@@ -455,11 +462,12 @@ func geoLinks(sides, rtts []string, jitter float64, kbps int) ([]report.Link, er
 }
 
 // geoPlan is base through the proxies with no distance (the reference),
-// then base across each link.
-func geoPlan(base report.Workload, links []report.Link) []report.Workload {
+// then linked, the same workload with its own record count, across each
+// link.
+func geoPlan(base, linked report.Workload, links []report.Link) []report.Workload {
 	out := []report.Workload{base}
 	for _, l := range links {
-		w := base
+		w := linked
 		w.Link = &l
 		w.Name = report.WorkloadName(w)
 		out = append(out, w)

@@ -121,6 +121,26 @@ func TestModesConfig(t *testing.T) {
 	if l := c.workloads[4].Link; l == nil || l.Side != "destination" || l.RTTMs != 100 || l.JitterMs != 5 || l.BandwidthKBps != 25_000 {
 		t.Errorf("100 ms destination link: %+v", l)
 	}
+	// The workload with no distance preloads ten times --bytes (at most
+	// --max-records records), or --geo-base-bytes; the links keep --bytes.
+	for _, tc := range []struct {
+		args         []string
+		base, linked int
+	}{
+		{[]string{"--bytes", "1024000"}, 10_000, 1_000},
+		{[]string{"--bytes", "1024000", "--max-records", "5000"}, 5_000, 1_000},
+		{[]string{"--bytes", "1024000", "--geo-base-bytes", "3072000"}, 3_000, 1_000},
+	} {
+		c, err := ParseConfig(append([]string{"--geo", "--sizes", "1024"}, tc.args...), io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, w := range c.workloads {
+			if want := map[bool]int{true: tc.base, false: tc.linked}[w.Link == nil]; w.Records != want || (i == 0) != (w.Link == nil) {
+				t.Errorf("%v: %s preloads %d records, want %d", tc.args, w.Name, w.Records, want)
+			}
+		}
+	}
 	c, err = ParseConfig([]string{"--cost-curve"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -135,7 +155,7 @@ func TestModesConfig(t *testing.T) {
 		t.Errorf("cost curve %v systems %v", names, c.systems)
 	}
 	for _, bad := range [][]string{{"--geo", "--cost-curve"}, {"--failover", "--geo"}, {"--repeats", "0"}, {"--geo", "--geo-sides", "middle"},
-		{"--cost-curve", "--cost-topics", "many"}, {"--geo", "--geo-rtts", "far"}} {
+		{"--cost-curve", "--cost-topics", "many"}, {"--geo", "--geo-rtts", "far"}, {"--geo", "--geo-base-bytes", "-1"}} {
 		if _, err := ParseConfig(bad, io.Discard); err == nil {
 			t.Errorf("%v accepted", bad)
 		}

@@ -124,7 +124,7 @@ func (r *Report) runsText(wl Workload) string {
 		fmt.Fprintf(&b, "The hypervisor took more than %.0f%% of this machine's CPU time in the window of %s: those runs had less of the machine than the others, and their figures say more about the host than about the system.\n\n", 100*StealNote, strings.Join(stolen, ", "))
 	}
 	if len(short) > 0 {
-		fmt.Fprintf(&b, "The measured window of %d of these runs lasted under %.0f s (%.2f–%.2f s): in the committed reports up to 2026-12-04, runs of one system on one workload whose windows were under 1 s spread 2.3–2.7× (the 90th percentile of fastest ÷ slowest), against 1.7–1.9× in longer ones (reports/bench-full-b5095de/README.md). --bytes sets how much a run copies.\n\n", len(short), ShortWindow.Seconds(), slices.Min(short), slices.Max(short))
+		fmt.Fprintf(&b, "The measured window of %d of these runs lasted under %.0f s (%.2f–%.2f s): in the committed reports up to 2026-12-04, runs of one system on one workload whose windows were under 1 s spread 2.3–2.7× (the 90th percentile of fastest ÷ slowest), against 1.7–1.9× in longer ones (reports/bench-full-b5095de/README.md). %s sets how much a run copies.\n\n", len(short), ShortWindow.Seconds(), slices.Min(short), slices.Max(short), r.sizeFlag(wl))
 	}
 	if len(ratios) > 1 {
 		s := SpreadOf(ratios)
@@ -147,6 +147,16 @@ const ShortWindow = time.Second
 const StealNote = 0.10
 
 // ordinal is 1st, 2nd, 3rd, 4th, ...; "–" for 0 (no order recorded).
+// sizeFlag names the reo-bench flag that sets how much a run of wl copies:
+// --geo-base-bytes for the geo plan's workload with no distance, else
+// --bytes.
+func (r *Report) sizeFlag(wl Workload) string {
+	if wl.Link == nil && slices.ContainsFunc(r.workloads(), func(w Workload) bool { return w.Link != nil }) {
+		return "--geo-base-bytes"
+	}
+	return "--bytes"
+}
+
 func ordinal(n int) string {
 	switch {
 	case n <= 0:

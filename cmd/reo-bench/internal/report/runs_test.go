@@ -65,10 +65,18 @@ func TestRunsText(t *testing.T) {
 	for _, want := range []string{
 		"| 1 | 300 (1st, 1.00, 0.55 s) | 200 (2nd, 1.00, 1.50 s) | 0.67× |",
 		"The measured window of 2 of these runs lasted under 1 s (0.40–0.55 s)",
+		"--bytes sets how much a run copies.",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("windows: runsText lacks %q:\n%s", want, got)
 		}
+	}
+	// In the geo plan the workload with no distance has its own size.
+	linked := w
+	linked.Name, linked.Link = "1KiB-p12-i3-src-rtt40ms", &Link{Side: "source", RTTMs: 40}
+	geo := &Report{Results: append(append([]Result(nil), win...), Result{System: SysReo, Workload: linked, Repeat: 1, RecordsPerSec: 1, Verified: true})}
+	if got := geo.runsText(w); !strings.Contains(got, "--geo-base-bytes sets how much a run copies.") {
+		t.Errorf("geo plan, no distance: runsText does not name --geo-base-bytes:\n%s", got)
 	}
 	win[0].SaturationSec, win[2].SaturationSec = 1, 3
 	if got := (&Report{Results: win}).runsText(w); strings.Contains(got, "lasted under") {
