@@ -16,6 +16,7 @@ import (
 type metaRecords struct {
 	identity *ReplicationIdentity // the first identity record, nil if none
 	settings map[string]Settings  // by fingerprint, the last of each
+	end      int64                // the offset the read ended at
 }
 
 // readMeta reads partition 0 of the checkpoint topic to its end. Identity
@@ -34,15 +35,24 @@ func (r *Replicator) readMeta(ctx context.Context) (*metaRecords, error) {
 		}
 		return o.Offset, nil
 	}
+	// Both ends at once: across a distant destination each is a round
+	// trip.
+	var start int64
+	var startErr error
+	listed := make(chan struct{})
+	go func() {
+		defer close(listed)
+		start, startErr = lookup(r.dstAdm.ListStartOffsets(ctx, topic))
+	}()
 	end, err := lookup(r.dstAdm.ListEndOffsets(ctx, topic))
+	<-listed
 	if err != nil {
 		return nil, err
 	}
-	start, err := lookup(r.dstAdm.ListStartOffsets(ctx, topic))
-	if err != nil {
-		return nil, err
+	if startErr != nil {
+		return nil, startErr
 	}
-	m := &metaRecords{settings: make(map[string]Settings)}
+	m := &metaRecords{settings: make(map[string]Settings), end: end}
 	var decErr error
 	err = r.readSpans(ctx, map[tp]span{{topic, 0}: {start, end}}, kgo.ReadUncommitted(), func(rec *kgo.Record) bool {
 		switch metaKind(rec.Key) {
@@ -89,6 +99,8 @@ func (r *Replicator) checkIdentity(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	var meta metaWriter
+	defer meta.close()
 	ours := ReplicationIdentity{Version: 1, SourceCluster: r.srcClusterID, SourceBootstrap: strings.Join(r.cfg.SourceBrokers, ","), Since: time.Now().UTC().Format(time.RFC3339)}
 	if m.identity == nil {
 		if other, err := r.legacyOwner(ctx); err != nil {
@@ -96,12 +108,20 @@ func (r *Replicator) checkIdentity(ctx context.Context) error {
 		} else if other != "" {
 			return &ReplicationIdentityError{Name: r.cfg.Name, Existing: ReplicationIdentity{SourceCluster: other}, SourceCluster: ours.SourceCluster, SourceBootstrap: ours.SourceBootstrap, LegacyCheckpoint: true}
 		}
-		if err := r.writeMeta(ctx, &kgo.Record{Key: identityKey(ours.SourceCluster), Value: encodeJSON(ours)}); err != nil {
+		if h := r.hooks; h != nil && h.beforeIdentityWrite != nil {
+			h.beforeIdentityWrite()
+		}
+		at, err := meta.write(ctx, r, &kgo.Record{Key: identityKey(ours.SourceCluster), Value: encodeJSON(ours)})
+		if err != nil {
 			return fmt.Errorf("record the replication's identity: %w", err)
 		}
 		// Another instance, of another source, may have raced us: the
-		// first identity record in the log is the replication's.
-		if m, err = r.readMeta(ctx); err != nil {
+		// first identity record in the log is the replication's. Ours
+		// landed right where the read ended, so nothing came between
+		// and it is the first; otherwise read again.
+		if at == m.end {
+			m.identity = &ours
+		} else if m, err = r.readMeta(ctx); err != nil {
 			return err
 		}
 		if m.identity == nil {
@@ -117,7 +137,7 @@ func (r *Replicator) checkIdentity(ctx context.Context) error {
 	r.settings = r.cfg.settings(r.srcClusterID)
 	fp := r.settings.fingerprint()
 	if old, ok := m.settings[fp]; !ok || describeSettings(old) != describeSettings(r.settings) {
-		if err := r.writeMeta(ctx, &kgo.Record{Key: settingsKey(fp), Value: encodeJSON(r.settings)}); err != nil {
+		if _, err := meta.write(ctx, r, &kgo.Record{Key: settingsKey(fp), Value: encodeJSON(r.settings)}); err != nil {
 			return fmt.Errorf("record this instance's settings: %w", err)
 		}
 	}
@@ -163,21 +183,31 @@ func (r *Replicator) legacyOwner(ctx context.Context) (string, error) {
 	return other, nil
 }
 
-// writeMeta writes records to partition 0 of the checkpoint topic, outside
-// any transaction.
-func (r *Replicator) writeMeta(ctx context.Context, recs ...*kgo.Record) error {
-	cl, err := kgo.NewClient(r.dstOpts(kgo.RecordPartitioner(kgo.ManualPartitioner()))...)
-	if err != nil {
-		return err
+// metaWriter writes records to partition 0 of the checkpoint topic,
+// outside any transaction, with one client made at the first write (a
+// client's first request costs a few round trips of its own).
+type metaWriter struct{ cl *kgo.Client }
+
+// write writes rec and returns the offset it landed at.
+func (w *metaWriter) write(ctx context.Context, r *Replicator, rec *kgo.Record) (int64, error) {
+	if w.cl == nil {
+		cl, err := kgo.NewClient(r.dstOpts(kgo.RecordPartitioner(kgo.ManualPartitioner()))...)
+		if err != nil {
+			return 0, err
+		}
+		w.cl = cl
 	}
-	defer cl.Close()
-	for _, rec := range recs {
-		rec.Topic, rec.Partition = r.cfg.checkpointTopic(), 0
+	rec.Topic, rec.Partition = r.cfg.checkpointTopic(), 0
+	if err := w.cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
+		return 0, asAuth("destination", "writing to "+r.cfg.checkpointTopic(), err)
 	}
-	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-		return asAuth("destination", "writing to "+r.cfg.checkpointTopic(), err)
+	return rec.Offset, nil
+}
+
+func (w *metaWriter) close() {
+	if w.cl != nil {
+		w.cl.Close()
 	}
-	return nil
 }
 
 // Instances that run together must select and name topics the same way.

@@ -214,6 +214,32 @@ func TestSecondSourceSameNameRefused(t *testing.T) {
 	}
 }
 
+// TestIdentityRaceLostRefused proves that a new replication which finds no
+// identity record, and then loses the race to write the first one to an
+// instance of another source, is refused: its own record landed after the
+// other's, so it must read the log again and not take the name. (A record
+// that lands right where its read ended is first, and is not read back.)
+func TestIdentityRaceLostRefused(t *testing.T) {
+	east := newCluster(t, "east", 1, "orders")
+	west := newCluster(t, "west", 1, "payments")
+	dst := newCluster(t, "dst", 1)
+	cfg := testConfig(west, dst, "payments")
+	cpTopic := "__reo-" + cfg.Name + "-checkpoints"
+	cl := client(t, dst, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	var raceErr error
+	err := startHooked(t, cfg, &testHooks{beforeIdentityWrite: func() {
+		other := ReplicationIdentity{Version: 1, SourceCluster: "east", SourceBootstrap: strings.Join(east.ListenAddrs(), ",")}
+		raceErr = cl.ProduceSync(context.Background(), &kgo.Record{Topic: cpTopic, Partition: 0, Key: identityKey(other.SourceCluster), Value: encodeJSON(other)}).FirstErr()
+	}}).waitErr(t, 20*time.Second)
+	if raceErr != nil {
+		t.Fatalf("write east's identity in the race: %v", raceErr)
+	}
+	var rid *ReplicationIdentityError
+	if !errors.As(err, &rid) || rid.Existing.SourceCluster != "east" || rid.SourceCluster != "west" {
+		t.Fatalf("an identity written by another source between the read and the write: Run returned %v, want a *ReplicationIdentityError (east vs west)", err)
+	}
+}
+
 // TestLegacyReplicationOfAnotherSourceRefused proves that a replication
 // made before identities were recorded (checkpoints only) is recognised as
 // another source's: the newcomer is refused, not given the name.

@@ -58,6 +58,9 @@ type testHooks struct {
 	// afterShardLookup runs when Shards 0 has been resolved, before
 	// reo's own topics are created.
 	afterShardLookup func(shards int)
+	// beforeIdentityWrite runs after a replication without an identity
+	// record has been read, right before this instance writes one.
+	beforeIdentityWrite func()
 	// copying runs when a copy of the shard's partitions starts, with the
 	// batch and fetch sizes it uses.
 	copying func(shard int32, sz shardSizes)
