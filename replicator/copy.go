@@ -1045,16 +1045,10 @@ func (s *copier) learnDestEnds(ctx context.Context, parts []partitionPlan) {
 	deadline := time.Now().Add(5 * time.Second)
 	for len(want) > 0 && ctx.Err() == nil && time.Now().Before(deadline) {
 		ask := slices.Collect(maps.Keys(want))
-		// Both at once: across a distant destination each is a round
-		// trip.
-		var lso kadm.ListedOffsets
-		listed := make(chan struct{})
-		go func() {
-			defer close(listed)
-			lso, _ = partialOffsets(listOffsets(ctx, r.dstCl, ask, listStable))
-		}()
-		hwm, _ := partialOffsets(listOffsets(ctx, r.dstCl, ask, listEnd))
-		<-listed
+		hc, lc := listOffsetsAsync(ctx, r.dstCl, ask, listEnd), listOffsetsAsync(ctx, r.dstCl, ask, listStable)
+		ends, stables := <-hc, <-lc
+		hwm, _ := partialOffsets(ends.l, ends.err)
+		lso, _ := partialOffsets(stables.l, stables.err)
 		for dp := range want {
 			h, ok1 := hwm.Lookup(dp.topic, dp.partition)
 			l, ok2 := lso.Lookup(dp.topic, dp.partition)

@@ -30,6 +30,25 @@ const (
 // own result. The error is a *kadm.ShardErrors when some brokers failed
 // (partialOffsets keeps the answer), and nil offsets come back only when
 // every broker failed and ctx is done.
+// listedOffsets is one listOffsets answer.
+type listedOffsets struct {
+	l   kadm.ListedOffsets
+	err error
+}
+
+// listOffsetsAsync is listOffsets in its own goroutine: the channel gets
+// its one answer (buffered, so an answer nobody waits for is dropped).
+// Across a distant destination each listing is a round trip, so
+// listings that do not depend on one another go out at once.
+func listOffsetsAsync(ctx context.Context, cl *kgo.Client, parts []tp, kind int) <-chan listedOffsets {
+	ch := make(chan listedOffsets, 1)
+	go func() {
+		l, err := listOffsets(ctx, cl, parts, kind)
+		ch <- listedOffsets{l, err}
+	}()
+	return ch
+}
+
 func listOffsets(ctx context.Context, cl *kgo.Client, parts []tp, kind int) (kadm.ListedOffsets, error) {
 	req := kmsg.NewPtrListOffsetsRequest()
 	req.TimeoutMillis = 15_000

@@ -50,9 +50,16 @@ func (r *Replicator) waitStableAll(ctx context.Context, parts []tp) (map[tp]span
 	}
 	out := make(map[tp]span, len(parts))
 	waiting := slices.Clone(parts)
-	for len(waiting) > 0 {
-		hwm, herr := listOffsets(ctx, r.dstCl, waiting, listEnd)
-		lso, lerr := listOffsets(ctx, r.dstCl, waiting, listStable)
+	// The start offsets go out with the first round; a wait lists them
+	// again after it, as they can only have moved on.
+	starts := listOffsetsAsync(ctx, r.dstCl, parts, listStart)
+	for round := 0; len(waiting) > 0; round++ {
+		if round == 1 {
+			starts = nil
+		}
+		hc, lc := listOffsetsAsync(ctx, r.dstCl, waiting, listEnd), listOffsetsAsync(ctx, r.dstCl, waiting, listStable)
+		ends, stables := <-hc, <-lc
+		hwm, herr, lso, lerr := ends.l, ends.err, stables.l, stables.err
 		var still []tp
 		for _, p := range waiting {
 			h, err := lookup("end", hwm, herr, p)
@@ -87,7 +94,11 @@ func (r *Replicator) waitStableAll(ctx context.Context, parts []tp) (map[tp]span
 		case <-t.C:
 		}
 	}
-	so, serr := listOffsets(ctx, r.dstCl, parts, listStart)
+	if starts == nil {
+		starts = listOffsetsAsync(ctx, r.dstCl, parts, listStart)
+	}
+	st := <-starts
+	so, serr := st.l, st.err
 	for _, p := range parts {
 		s, err := lookup("start", so, serr, p)
 		if err != nil {
