@@ -1045,8 +1045,7 @@ func (s *copier) learnDestEnds(ctx context.Context, parts []partitionPlan) {
 	deadline := time.Now().Add(5 * time.Second)
 	for len(want) > 0 && ctx.Err() == nil && time.Now().Before(deadline) {
 		ask := slices.Collect(maps.Keys(want))
-		hc, lc := listOffsetsAsync(ctx, r.dstCl, ask, listEnd), listOffsetsAsync(ctx, r.dstCl, ask, listStable)
-		ends, stables := <-hc, <-lc
+		ends, stables := listEndAndStable(ctx, r.dstCl, ask)
 		hwm, _ := partialOffsets(ends.l, ends.err)
 		lso, _ := partialOffsets(stables.l, stables.err)
 		for dp := range want {

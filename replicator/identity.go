@@ -37,20 +37,16 @@ func (r *Replicator) readMeta(ctx context.Context) (*metaRecords, error) {
 	}
 	// Both ends at once: across a distant destination each is a round
 	// trip.
-	var start int64
-	var startErr error
-	listed := make(chan struct{})
-	go func() {
-		defer close(listed)
-		start, startErr = lookup(r.dstAdm.ListStartOffsets(ctx, topic))
-	}()
-	end, err := lookup(r.dstAdm.ListEndOffsets(ctx, topic))
-	<-listed
+	p0 := []tp{{topic, 0}}
+	sc, ec := listOffsetsAsync(ctx, r.dstCl, p0, listStart), listOffsetsAsync(ctx, r.dstCl, p0, listEnd)
+	starts, ends := <-sc, <-ec
+	end, err := lookup(ends.l, ends.err)
 	if err != nil {
 		return nil, err
 	}
-	if startErr != nil {
-		return nil, startErr
+	start, err := lookup(starts.l, starts.err)
+	if err != nil {
+		return nil, err
 	}
 	m := &metaRecords{settings: make(map[string]Settings), end: end}
 	var decErr error

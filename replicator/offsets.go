@@ -18,18 +18,6 @@ const (
 	listStable        // the last stable offset (read_committed end)
 )
 
-// listOffsets lists one kind of offset for exactly the partitions given,
-// in one request per leader (kgo shards it by the client's cached
-// metadata). kadm lists whole topics and first converts the topics' full
-// metadata; with one topic of 5,000 partitions over 4 shards, each shard
-// paid for all 5,000 where it needs its 1,250.
-//
-// The answer has the shape kadm gives (Lookup), with one difference: every
-// partition asked for is in it. A partition its broker did not answer
-// carries that broker's error, so a caller judges each partition by its
-// own result. The error is a *kadm.ShardErrors when some brokers failed
-// (partialOffsets keeps the answer), and nil offsets come back only when
-// every broker failed and ctx is done.
 // listedOffsets is one listOffsets answer.
 type listedOffsets struct {
 	l   kadm.ListedOffsets
@@ -49,6 +37,24 @@ func listOffsetsAsync(ctx context.Context, cl *kgo.Client, parts []tp, kind int)
 	return ch
 }
 
+// listEndAndStable lists the end and the stable offsets of parts at once.
+func listEndAndStable(ctx context.Context, cl *kgo.Client, parts []tp) (end, stable listedOffsets) {
+	ec, sc := listOffsetsAsync(ctx, cl, parts, listEnd), listOffsetsAsync(ctx, cl, parts, listStable)
+	return <-ec, <-sc
+}
+
+// listOffsets lists one kind of offset for exactly the partitions given,
+// in one request per leader (kgo shards it by the client's cached
+// metadata). kadm lists whole topics and first converts the topics' full
+// metadata; with one topic of 5,000 partitions over 4 shards, each shard
+// paid for all 5,000 where it needs its 1,250.
+//
+// The answer has the shape kadm gives (Lookup), with one difference: every
+// partition asked for is in it. A partition its broker did not answer
+// carries that broker's error, so a caller judges each partition by its
+// own result. The error is a *kadm.ShardErrors when some brokers failed
+// (partialOffsets keeps the answer), and nil offsets come back only when
+// every broker failed and ctx is done.
 func listOffsets(ctx context.Context, cl *kgo.Client, parts []tp, kind int) (kadm.ListedOffsets, error) {
 	req := kmsg.NewPtrListOffsetsRequest()
 	req.TimeoutMillis = 15_000

@@ -50,15 +50,11 @@ func (r *Replicator) waitStableAll(ctx context.Context, parts []tp) (map[tp]span
 	}
 	out := make(map[tp]span, len(parts))
 	waiting := slices.Clone(parts)
-	// The start offsets go out with the first round; a wait lists them
-	// again after it, as they can only have moved on.
+	// The start offsets go out with the first round; after a wait they
+	// are listed again, as they can only have moved on.
 	starts := listOffsetsAsync(ctx, r.dstCl, parts, listStart)
-	for round := 0; len(waiting) > 0; round++ {
-		if round == 1 {
-			starts = nil
-		}
-		hc, lc := listOffsetsAsync(ctx, r.dstCl, waiting, listEnd), listOffsetsAsync(ctx, r.dstCl, waiting, listStable)
-		ends, stables := <-hc, <-lc
+	for len(waiting) > 0 {
+		ends, stables := listEndAndStable(ctx, r.dstCl, waiting)
 		hwm, herr, lso, lerr := ends.l, ends.err, stables.l, stables.err
 		var still []tp
 		for _, p := range waiting {
@@ -85,7 +81,7 @@ func (r *Replicator) waitStableAll(ctx context.Context, parts []tp) (map[tp]span
 			l, _ := lookup("stable", lso, lerr, p)
 			return nil, fmt.Errorf("wait for open transactions on %s partition %d to end: stable offset %d still below high watermark %d (%d partitions still waiting)", p.topic, p.partition, l, h, len(still))
 		}
-		waiting = still
+		waiting, starts = still, nil
 		t := time.NewTimer(100 * time.Millisecond)
 		select {
 		case <-ctx.Done():
