@@ -99,7 +99,12 @@ type launched struct {
 // launch starts sys on the topics of ts for phase ("sat", "lat") and
 // samples it.
 func (b *bench) launch(sys string, wl report.Workload, ts topicSet, phase string) (*launched, error) {
-	run := b.runName(sys, phase)
+	return b.launchAs(sys, wl, ts, b.runName(sys, phase))
+}
+
+// launchAs starts sys on the topics of ts as replication run (a run
+// started before continues where it stopped) and samples it.
+func (b *bench) launchAs(sys string, wl report.Workload, ts topicSet, run string) (*launched, error) {
 	r, err := b.start(sys, wl, ts, run)
 	if err != nil {
 		return nil, err
@@ -343,36 +348,67 @@ wait:
 		b.prog.Logf("%s %s: reading the destination back: %v", wl.Name, sys, err)
 	}
 	cancel()
-	return b.check(ctx, ts, res, true)
+	if err := b.verdict(ctx, ts, res, true); err != nil {
+		return err
+	}
+	if b.cfg.restart {
+		b.restartAfter(ctx, sys, wl, ts, l.run, res)
+	}
+	b.dropTopics(ctx, ts)
+	return nil
 }
 
 // check runs the oracle over every topic of ts and folds its verdict
-// into res; first says whether this is the first verdict of res.
+// into res, then deletes the topics; first says whether this is the
+// first verdict of res.
 func (b *bench) check(ctx context.Context, ts topicSet, res *report.Result, first bool) error {
-	b.prog.Step(fmt.Sprintf("%s: %s oracle over %s", res.Workload.Name, res.System, ts))
-	vctx, cancel := context.WithTimeout(ctx, b.cfg.phaseTimeout)
-	defer cancel()
-	v, checked, err := measure.Verify(vctx, b.srcOpts, b.dstOpts, ts.names()...)
+	if err := b.verdict(ctx, ts, res, first); err != nil {
+		return err
+	}
+	b.dropTopics(ctx, ts)
+	return nil
+}
+
+// verdict runs the oracle over every topic of ts and folds its verdict
+// into res; first says whether this is the first verdict of res.
+func (b *bench) verdict(ctx context.Context, ts topicSet, res *report.Result, first bool) error {
+	ok, checked, violations, err := b.oracle(ctx, ts, res.Workload.Name, res.System)
 	if err != nil {
 		res.Verified = false
-		return fmt.Errorf("oracle: %w", err)
+		return err
 	}
 	res.Checked += checked
-	ok := v.OK()
-	for k, c := range measure.ViolationCounts(v) {
+	for k, c := range violations {
 		if res.Violations == nil {
 			res.Violations = map[string]int{}
 		}
 		res.Violations[k] += c
 	}
-	if !ok {
-		b.prog.Logf("%s %s: %s does not match the source:\n%s", res.Workload.Name, res.System, ts, logtext.Head(v.String(), 15))
-	}
 	res.Verified = ok && (first || res.Verified)
+	return nil
+}
+
+// oracle compares every topic of ts in the destination with the source,
+// record by record, and logs what does not match.
+func (b *bench) oracle(ctx context.Context, ts topicSet, workload, sys string) (ok bool, checked int64, violations map[string]int, err error) {
+	b.prog.Step(fmt.Sprintf("%s: %s oracle over %s", workload, sys, ts))
+	vctx, cancel := context.WithTimeout(ctx, b.cfg.phaseTimeout)
+	defer cancel()
+	v, checked, err := measure.Verify(vctx, b.srcOpts, b.dstOpts, ts.names()...)
+	if err != nil {
+		return false, 0, nil, fmt.Errorf("oracle: %w", err)
+	}
+	if !v.OK() {
+		b.prog.Logf("%s %s: %s does not match the source:\n%s", workload, sys, ts, logtext.Head(v.String(), 15))
+	}
+	return v.OK(), checked, measure.ViolationCounts(v), nil
+}
+
+// dropTopics deletes the topics of ts unless --keep-topics.
+func (b *bench) dropTopics(ctx context.Context, ts topicSet) {
 	if !b.cfg.keepTopics {
 		b.deleteTopics(ctx, ts)
 	}
-	return nil
 }
 
 // deleteTopic deletes topic on both clusters, without waiting.

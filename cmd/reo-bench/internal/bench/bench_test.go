@@ -18,6 +18,7 @@ import (
 	"github.com/reo-kafka/reo/oracle"
 	"github.com/reo-kafka/reo/scenarios"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // TestPlan proves the quick plan is the (1 KiB, 12 partitions,
@@ -519,12 +520,77 @@ func TestSmokeCostCurveInProcess(t *testing.T) {
 	if r := rep.Results[2]; r.Workload.Topics != 20 || r.Checked != int64(r.Workload.Records) {
 		t.Errorf("many topics: %+v checked %d", r.Workload, r.Checked)
 	}
+	// The cost curve restarts reo after each run: one more record per
+	// source partition, all copied once, the whole topics checked again.
+	for _, r := range rep.Results {
+		parts := int64(r.Workload.Partitions * r.Workload.TopicCount())
+		rs := r.Restart
+		if rs == nil || rs.Error != "" || rs.Records != parts || rs.Seen != parts || rs.FirstSec <= 0 || rs.AllSec < rs.FirstSec || !rs.Verified || rs.Checked != int64(r.Workload.Records)+parts {
+			t.Errorf("%s restart: %+v, want %d records, first and all timed, verified over %d records\n%s", r.Workload.Name, rs, parts, int64(r.Workload.Records)+parts, log.String())
+		}
+	}
 	var md strings.Builder
 	if err := rep.Markdown(&md, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(md.String(), "## Cost curve") || !strings.Contains(md.String(), "| 1KiB") && !strings.Contains(md.String(), "| 256B-t20x2-i1 | 40 | reo |") {
 		t.Errorf("bench.md has no cost curve:\n%s", md.String())
+	}
+	if !strings.Contains(md.String(), "| restart s: first | restart s: all |") || !strings.Contains(md.String(), "| ✅ | ✅ |") {
+		t.Errorf("bench.md's cost curve has no restart columns or verdicts:\n%s", md.String())
+	}
+}
+
+// TestRestartVerdictFindsADuplicate proves the oracle's second pass, after
+// a restart, reads what the restart left and keeps its verdict apart: a
+// record written into the destination after the restart (a duplicate of
+// the first copied one, as a replicator that resumed too early would
+// write) fails the restart's verdict and not the run's.
+func TestRestartVerdictFindsADuplicate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds reo and runs it end to end")
+	}
+	out := t.TempDir()
+	c, err := ParseConfig([]string{"--kafka", "inprocess", "--cost-curve", "--systems", "reo", "--cost-partitions", "3", "--cost-topics", "",
+		"--sizes", "256", "--bytes", "256000", "--repeats", "1", "--phase-timeout", "2m", "--out", out}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.afterRestart = func(ctx context.Context, dst []kgo.Opt, topics []string) error {
+		cl, err := kgo.NewClient(append(dst, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topics[0]: {0: kgo.NewOffset().AtStart()}}),
+			kgo.RecordPartitioner(kgo.ManualPartitioner()))...)
+		if err != nil {
+			return err
+		}
+		defer cl.Close()
+		fs := cl.PollRecords(ctx, 1)
+		if err := fs.Err0(); err != nil {
+			return err
+		}
+		r := *fs.Records()[0]
+		r.Offset, r.LeaderEpoch, r.Attrs, r.ProducerID, r.ProducerEpoch, r.Context = 0, 0, kgo.RecordAttrs{}, 0, 0, nil
+		return cl.ProduceSync(ctx, &r).FirstErr()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var log strings.Builder
+	rep, err := Execute(ctx, c, "reo-bench restart", &log)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	if len(rep.Results) != 1 {
+		t.Fatalf("%d results, want 1\n%s", len(rep.Results), log.String())
+	}
+	r := rep.Results[0]
+	if !r.Verified || r.Restart == nil || r.Restart.Error != "" || r.Restart.Verified || len(r.Restart.Violations) == 0 {
+		t.Fatalf("run verified %v, restart %+v: want the run verified and the restart not, with the oracle's findings\n%s", r.Verified, r.Restart, log.String())
+	}
+	var md strings.Builder
+	if err := rep.Markdown(&md, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "| ✅ | ❌ 1 of 1 did not match the source |") {
+		t.Errorf("bench.md does not show the restart's verdict apart from the run's:\n%s", md.String())
 	}
 }
 

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/reo-kafka/reo/internal/flaglist"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/reo-kafka/reo/cluster"
 	"github.com/reo-kafka/reo/cmd/reo-bench/internal/report"
@@ -61,6 +63,13 @@ type Config struct {
 	// costCurve runs the cost curve: saturation only, growing partition
 	// and topic counts.
 	costCurve bool
+	// restart, after each saturation run, starts the system again over
+	// its topics and times how soon it copies what was written meanwhile
+	// (--restart; on by default with the cost curve).
+	restart bool
+	// afterRestart, in tests, runs after a restart's records were copied
+	// and before the oracle checks the topics again.
+	afterRestart func(ctx context.Context, dst []kgo.Opt, topics []string) error
 	// pipeDefaults runs the pipe with franz-go's defaults, not tuned.
 	pipeDefaults bool
 	// pipePprof has every pipe instance write a CPU profile under
@@ -189,6 +198,7 @@ func ParseConfig(args []string, stderr io.Writer) (*Config, error) {
 	geoBaseBytes := fs.Int64("geo-base-bytes", 0, "with --geo, record value bytes preloaded per saturation run of the workload with no distance (0: ten times --bytes, at most --max-records records): with no link its systems copy in well under a second what a distant one takes a minute or more over, so the links' --bytes would leave it windows too short to judge")
 	fs.BoolVar(&c.costCurve, "cost-curve", false, "run the cost curve: saturation only, at each of --cost-partitions partitions and at --cost-topics; default systems reo,mm2")
 	costParts := fs.String("cost-partitions", "12,48,500,5000", "partition counts of the cost curve")
+	fs.BoolVar(&c.restart, "restart", false, "after each saturation run, stop the system, write one more record to every source partition, start the system again under the same name and time its first and its last copied record (restart s, resumed s); the oracle then checks the whole topics again, its verdict kept apart from the run's (default: on with --cost-curve)")
 	costTopics := fs.String("cost-topics", "1000x3", "the cost curve's many-topics point: TOPICSxPARTITIONS (empty: none)")
 	fs.BoolVar(&c.watchLive, "watch-live", false, "count a saturation run's records with the harness consumer from the run's start, as reports before 2026-12-04 did: the consumer then shares the machine with the system in the measured window (default: it starts once the destination's last stable offsets have stopped at or above the run's records, after the window closed)")
 	fs.IntVar(&c.watchMinBytes, "watch-min-bytes", 1<<20, "fetch min bytes of the read_committed consumer that counts a saturation run's records in the destination (it waits at most 100 ms for them; 1: a fetch answered at every append, as reports before 2026-12-02 did; the latency runs' consumer always uses 1)")
@@ -290,6 +300,12 @@ func ParseConfig(args []string, stderr io.Writer) (*Config, error) {
 	}
 	if c.costCurve && !set["systems"] {
 		*systems = report.SysReo + "," + report.SysMM2
+	}
+	if c.costCurve && !set["restart"] {
+		c.restart = true
+	}
+	if c.restart && c.failoverMode {
+		return nil, errors.New("--restart: --failover has no saturation runs to restart after")
 	}
 	c.systems = flaglist.Split(*systems)
 	known := report.KnownSystems

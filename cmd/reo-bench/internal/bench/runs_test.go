@@ -154,6 +154,25 @@ func TestModesConfig(t *testing.T) {
 	if strings.Join(names, " ") != "1KiB-p12-i1 1KiB-p48-i1 1KiB-p500-i1 1KiB-p5000-i1 1KiB-t1000x3-i1" || !slices.Equal(c.systems, []string{"reo", "mm2"}) {
 		t.Errorf("cost curve %v systems %v", names, c.systems)
 	}
+	// The cost curve restarts every system after its run unless told
+	// not to; other plans only when told to.
+	for _, tc := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"--cost-curve"}, true},
+		{[]string{"--cost-curve", "--restart=false"}, false},
+		{nil, false},
+		{[]string{"--quick", "--restart"}, true},
+		{[]string{"--geo"}, false},
+	} {
+		if c, err := ParseConfig(tc.args, io.Discard); err != nil || c.restart != tc.want {
+			t.Errorf("%v: restart %v (%v), want %v", tc.args, c != nil && c.restart, err, tc.want)
+		}
+	}
+	if _, err := ParseConfig([]string{"--failover", "--restart"}, io.Discard); err == nil || !strings.Contains(err.Error(), "--restart") {
+		t.Errorf("--failover --restart: %v, want an error naming --restart", err)
+	}
 	for _, bad := range [][]string{{"--geo", "--cost-curve"}, {"--failover", "--geo"}, {"--repeats", "0"}, {"--geo", "--geo-sides", "middle"},
 		{"--cost-curve", "--cost-topics", "many"}, {"--geo", "--geo-rtts", "far"}, {"--geo", "--geo-base-bytes", "-1"}} {
 		if _, err := ParseConfig(bad, io.Discard); err == nil {

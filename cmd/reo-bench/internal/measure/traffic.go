@@ -59,8 +59,16 @@ func (g *RecordGen) Record(prefix string, i int) *kgo.Record {
 // last (the produce ceiling's). It returns how long the writing took,
 // from the first Produce to the last acknowledgement.
 func Preload(ctx context.Context, opts []kgo.Opt, topics []string, g *RecordGen, n int, progress func(int), tuning ...kgo.Opt) (time.Duration, error) {
-	start, _, end, err := produce(ctx, opts, topics, g, n, false, 0, progress, tuning...)
+	start, _, end, err := produce(ctx, opts, topics, g, "s", n, false, 0, progress, tuning...)
 	return end.Sub(start), err
+}
+
+// Append writes n more records of g to topics, spread as Preload spreads
+// them, their oracle ids named prefix<i> (Preload's are s<i>), so that
+// records written later are told from the preloaded ones.
+func Append(ctx context.Context, opts []kgo.Opt, topics []string, g *RecordGen, prefix string, n int) error {
+	_, _, _, err := produce(ctx, opts, topics, g, prefix, n, false, 0, nil)
+	return err
 }
 
 // ProduceCeiling writes n records of g like Preload, but makes them all
@@ -72,7 +80,7 @@ func Preload(ctx context.Context, opts []kgo.Opt, topics []string, g *RecordGen,
 // (Window); from <= 0 times the whole write, from the first Produce.
 func ProduceCeiling(ctx context.Context, opts []kgo.Opt, topics []string, g *RecordGen, n int, from int64, tuning ...kgo.Opt) (float64, error) {
 	from = min(from, int64(n)-1)
-	start, mark, end, err := produce(ctx, opts, topics, g, n, true, from, nil, tuning...)
+	start, mark, end, err := produce(ctx, opts, topics, g, "s", n, true, from, nil, tuning...)
 	if err != nil {
 		return 0, err
 	}
@@ -86,11 +94,11 @@ func ProduceCeiling(ctx context.Context, opts []kgo.Opt, topics []string, g *Rec
 	return float64(recs) / end.Sub(start).Seconds(), nil
 }
 
-// produce writes n records of g to topics; made makes them all before the
-// clock starts. It returns when the first Produce was called, when the
+// produce writes n records of g to topics, with ids prefix<i>; made makes
+// them all before the clock starts. It returns when the first Produce was called, when the
 // mark-th record was acknowledged (zero when mark <= 0) and when the last
 // was.
-func produce(ctx context.Context, opts []kgo.Opt, topics []string, g *RecordGen, n int, made bool, mark int64, progress func(int), tuning ...kgo.Opt) (start, marked, end time.Time, err error) {
+func produce(ctx context.Context, opts []kgo.Opt, topics []string, g *RecordGen, prefix string, n int, made bool, mark int64, progress func(int), tuning ...kgo.Opt) (start, marked, end time.Time, err error) {
 	if len(topics) == 0 {
 		return start, marked, end, errors.New("preload: no topic")
 	}
@@ -106,7 +114,7 @@ func produce(ctx context.Context, opts []kgo.Opt, topics []string, g *RecordGen,
 	}
 	defer cl.Close()
 	record := func(i int) *kgo.Record {
-		r := g.Record("s", i)
+		r := g.Record(prefix, i)
 		r.Topic = topics[(i/g.partitions)%len(topics)]
 		return r
 	}
@@ -187,10 +195,32 @@ type Watcher struct {
 // records (if target > 0) have been seen. tuning options are applied last
 // (the consume ceiling's).
 func Watch(ctx context.Context, opts []kgo.Opt, topics []string, target int64, onRecord func(r *kgo.Record, at time.Time), tuning ...kgo.Opt) (*Watcher, error) {
-	topic := strings.Join(topics, ",")
-	cl, err := kgo.NewClient(append(append(append([]kgo.Opt(nil), opts...),
+	return watch(ctx, opts, strings.Join(topics, ","), []kgo.Opt{
 		kgo.ConsumeTopics(topics...),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+	}, target, onRecord, tuning...)
+}
+
+// WatchFrom is Watch from the given offsets of the given partitions,
+// topic by topic, rather than from the start of whole topics: it sees
+// only what becomes visible past them.
+func WatchFrom(ctx context.Context, opts []kgo.Opt, from map[string]map[int32]int64, target int64, tuning ...kgo.Opt) (*Watcher, error) {
+	parts := make(map[string]map[int32]kgo.Offset, len(from))
+	var names []string
+	for t, ps := range from {
+		names = append(names, t)
+		parts[t] = make(map[int32]kgo.Offset, len(ps))
+		for p, o := range ps {
+			parts[t][p] = kgo.NewOffset().At(o)
+		}
+	}
+	sort.Strings(names)
+	return watch(ctx, opts, strings.Join(names, ","), []kgo.Opt{kgo.ConsumePartitions(parts)}, target, nil, tuning...)
+}
+
+// watch starts a Watcher whose client consumes what consume names.
+func watch(ctx context.Context, opts []kgo.Opt, topic string, consume []kgo.Opt, target int64, onRecord func(r *kgo.Record, at time.Time), tuning ...kgo.Opt) (*Watcher, error) {
+	cl, err := kgo.NewClient(append(append(append(append([]kgo.Opt(nil), opts...), consume...),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.FetchMaxWait(100*time.Millisecond),
 	), tuning...)...)

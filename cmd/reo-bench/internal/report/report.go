@@ -334,6 +334,9 @@ type Result struct {
 	// StartupSec is from starting the system to the first record visible
 	// in the destination; the throughput figures exclude it.
 	StartupSec float64 `json:"startup_sec"`
+	// Restart is the run's restart after its saturation phase (--restart);
+	// nil when not measured.
+	Restart *Restart `json:"restart,omitempty"`
 	// SharesSettledSec is, for a saturation run of several reo instances,
 	// the seconds from the start until every instance owned a share of
 	// the shards (before that some had none); 0 when not
@@ -555,6 +558,7 @@ func (r *Report) Markdown(w io.Writer, charts []string) error {
 		b.WriteString(r.runsText(wl))
 		b.WriteString(r.downstreamText(wl))
 		b.WriteString(r.runCPUText(wl))
+		b.WriteString(r.restartText(wl))
 		b.WriteString(r.brokerThreadsText(wl))
 		if ts := r.Targets(wl.Name); len(ts) > 0 && !wl.ReoOnly() {
 			b.WriteString("Goals for reo on this workload:\n\n| goal | want | got | met | margin |\n|---|---|---|:---:|---|\n")
@@ -591,6 +595,9 @@ func (r *Report) Markdown(w io.Writer, charts []string) error {
 			}
 			if x.Error != "" {
 				fmt.Fprintf(&b, "- %s%s: %s\n", x.System, repeatLabel(x), strings.ReplaceAll(logtext.Head(x.Error, 6), "\n", " "))
+			}
+			if x.Restart != nil && x.Restart.Error != "" {
+				fmt.Fprintf(&b, "- %s%s, restart: %s\n", x.System, repeatLabel(x), strings.ReplaceAll(logtext.Head(x.Restart.Error, 6), "\n", " "))
 			}
 			if x.Skipped != "" {
 				fmt.Fprintf(&b, "- %s skipped: %s\n", x.System, x.Skipped)
@@ -980,28 +987,141 @@ func (r *Report) targetsText() string {
 }
 
 // costCurveText is the cost curve: per system, how throughput, start-up,
-// commit time and memory grow with partitions and topics.
+// commit time and memory grow with partitions and topics, and with
+// --restart how soon a restarted system copies again.
 func (r *Report) costCurveText() string {
 	var b strings.Builder
-	b.WriteString("## Cost curve\n\nHow each system's cost grows with the partitions it copies: throughput at saturation, start-up (process start to the first record visible on the destination), reo's commit time (its own metrics: average and p99 bucket), peak RSS. Medians over the runs.\n\n")
-	b.WriteString("| workload | partitions | system | records/s | startup s | commit ms avg | commit ms p99 | peak RSS MiB | CPU s/GB | verified |\n|---|---:|---|---:|---:|---:|---:|---:|---:|:---:|\n")
+	restarts := r.hasRestarts()
+	b.WriteString("## Cost curve\n\nHow each system's cost grows with the partitions it copies: throughput at saturation, start-up (process start to the first record visible on the destination), reo's commit time (its own metrics: average and p99 bucket), peak RSS. Medians over the runs.")
+	if restarts {
+		b.WriteString(" " + restartLead)
+	}
+	b.WriteString("\n\n| workload | partitions | system | records/s | startup s |")
+	if restarts {
+		b.WriteString(" restart s: first | restart s: all |")
+	}
+	b.WriteString(" commit ms avg | commit ms p99 | peak RSS MiB | CPU s/GB | verified |")
+	if restarts {
+		b.WriteString(" verified after the restart |")
+	}
+	b.WriteString("\n|---|---:|---|---:|---:|")
+	if restarts {
+		b.WriteString("---:|---:|")
+	}
+	b.WriteString("---:|---:|---:|---:|:---:|")
+	if restarts {
+		b.WriteString(":---:|")
+	}
+	b.WriteString("\n")
 	for _, wl := range r.workloads() {
 		for _, sys := range r.systemsOn(wl.Name) {
 			s, _ := r.Summarize(sys, wl.Name)
 			if s.Runs == 0 {
-				fmt.Fprintf(&b, "| %s | %d | %s | skipped: %s | | | | | | |\n", wl.Name, wl.Partitions*wl.TopicCount(), sys, strings.ReplaceAll(s.Skipped, "|", "/"))
+				fmt.Fprintf(&b, "| %s | %d | %s | skipped: %s | | | | | | |", wl.Name, wl.Partitions*wl.TopicCount(), sys, strings.ReplaceAll(s.Skipped, "|", "/"))
+				if restarts {
+					b.WriteString(" | | |")
+				}
+				b.WriteString("\n")
 				continue
 			}
 			v := "✅"
 			if !s.AllVerified() {
 				v = "❌"
 			}
-			fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", wl.Name, wl.Partitions*wl.TopicCount(), sys,
-				s.RecordsPerSec.num(), s.StartupSec.num(), s.CommitMsAvg.num(), s.CommitP99Ms.num(), s.PeakRSSMB.num(), s.CPUSecondsPerGB.num(), v)
+			fmt.Fprintf(&b, "| %s | %d | %s | %s | %s |", wl.Name, wl.Partitions*wl.TopicCount(), sys, s.RecordsPerSec.num(), s.StartupSec.num())
+			if restarts {
+				fmt.Fprintf(&b, " %s | %s |", s.RestartFirstSec.num(), s.RestartAllSec.num())
+			}
+			fmt.Fprintf(&b, " %s | %s | %s | %s | %s |", s.CommitMsAvg.num(), s.CommitP99Ms.num(), s.PeakRSSMB.num(), s.CPUSecondsPerGB.num(), v)
+			if restarts {
+				fmt.Fprintf(&b, " %s |", s.restartVerdict())
+			}
+			b.WriteString("\n")
 		}
 	}
 	b.WriteString("\n")
 	return b.String()
+}
+
+// restartLead says what the restart figures are.
+const restartLead = "Restart (--restart): after its saturation run the system was stopped (SIGTERM), one more record was written to every source partition, and the system was started again under the same name; \"first\" and \"all\" are from the new process's start to the first and to the last of those records visible to a read_committed consumer of the destination, and the oracle then checked the whole topics again."
+
+// hasRestarts reports whether any run has a restart.
+func (r *Report) hasRestarts() bool {
+	for _, x := range r.Results {
+		if x.Restart != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// restartVerdict is the restarts' verdict for a table: ✅ when every
+// restart was verified, ❌ with the count otherwise, – when none ran.
+func (s Summary) restartVerdict() string {
+	switch {
+	case s.Restarts == 0:
+		return "–"
+	case s.RestartsVerified():
+		return "✅"
+	}
+	var parts []string
+	if n := s.Restarts - s.RestartVerified - s.RestartFailed; n > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d did not match the source", n, s.Restarts))
+	}
+	if s.RestartFailed > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d not measured to the end", s.RestartFailed, s.Restarts))
+	}
+	return "❌ " + strings.Join(parts, ", ")
+}
+
+// restartText is a workload's restarts, system by system; empty when
+// none ran. The cost curve has them in its table instead.
+func (r *Report) restartText(wl Workload) string {
+	if r.CostCurve {
+		return ""
+	}
+	var parts []string
+	for _, sys := range r.systemsOn(wl.Name) {
+		s, _ := r.Summarize(sys, wl.Name)
+		if s.Restarts == 0 {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s first %s s, all %s s, verified after the restart %s", sys, s.RestartFirstSec.num(), s.RestartAllSec.num(), s.restartVerdict()))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return restartLead + " " + strings.Join(parts, "; ") + ".\n\n"
+}
+
+// Restart is a system started again over the topics it had copied, after
+// a clean stop (SIGTERM, then the stop grace), with one more record
+// written meanwhile to every source partition.
+type Restart struct {
+	// Records is how many were written while it was stopped (one per
+	// source partition).
+	Records int64 `json:"records"`
+	// Seen is how many records the destination's consumer had seen past
+	// where the committed records ended before the restart, when it had
+	// seen Records of them: Records, unless the restarted system copied
+	// something twice (then the oracle says what).
+	Seen int64 `json:"seen"`
+	// FirstSec and AllSec are from the new process's start to the first
+	// and to the last of them visible to a read_committed consumer of the
+	// destination (0 when not seen).
+	FirstSec float64 `json:"first_sec,omitempty"`
+	AllSec   float64 `json:"all_sec,omitempty"`
+	// Verified is the oracle's verdict over the whole topics after the
+	// restart: nothing lost, duplicated or reordered across it. It is kept
+	// apart from the run's own verdict, which came before the restart.
+	Verified bool `json:"verified"`
+	// Checked is how many records the oracle compared then.
+	Checked int64 `json:"checked,omitempty"`
+	// Violations counts the oracle's findings after the restart by kind.
+	Violations map[string]int `json:"violations,omitempty"`
+	// Error says why the restart was not measured to its end.
+	Error string `json:"error,omitempty"`
 }
 
 // SaturationGC is, by cluster ("source", "destination"), how many GC

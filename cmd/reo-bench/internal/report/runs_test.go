@@ -180,3 +180,61 @@ func TestWindowTextCount(t *testing.T) {
 		t.Errorf("count during the run: %q", live)
 	}
 }
+
+// TestRestartText proves the restarts' figures are medians of the
+// measured restarts only, and that a restart that did not match the
+// source or did not end is counted against the verdict, in a plan's
+// workload section and in the cost curve's table.
+func TestRestartText(t *testing.T) {
+	w := Workload{Name: "1KiB-p12-i1", RecordBytes: 1024, Partitions: 12, Instances: 1, Records: 1000}
+	run := func(sys string, rep int, rs *Restart) Result {
+		return Result{System: sys, Workload: w, Repeat: rep, RecordsPerSec: 100, Verified: true, Restart: rs}
+	}
+	r := &Report{Repeats: 3, Results: []Result{
+		run(SysReo, 1, &Restart{Records: 12, Seen: 12, FirstSec: 0.5, AllSec: 0.9, Verified: true}),
+		run(SysReo, 2, &Restart{Records: 12, Seen: 12, FirstSec: 0.7, AllSec: 1.1, Verified: true}),
+		run(SysReo, 3, &Restart{Records: 12, Seen: 12, FirstSec: 0.6, AllSec: 1.0, Verified: true}),
+		run(SysMM2, 1, &Restart{Records: 12, Seen: 14, FirstSec: 4, AllSec: 6, Verified: false}),
+		run(SysMM2, 2, &Restart{Records: 12, Error: "3 of the 12 records written while it was stopped visible"}),
+		run(SysMM2, 3, &Restart{Records: 12, Seen: 12, FirstSec: 5, AllSec: 7, Verified: true}),
+		run(SysPipe, 1, nil),
+	}}
+	got := r.restartText(w)
+	for _, want := range []string{
+		"reo first 0.60 (0.50–0.70) s, all 1.00 (0.90–1.10) s, verified after the restart ✅",
+		"mm2 first 4.50 (4.00–5.00) s, all 6.50 (6.00–7.00) s, verified after the restart ❌ 1 of 3 did not match the source, 1 of 3 not measured to the end",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("restartText lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "pipe") {
+		t.Errorf("restartText names a system without restarts:\n%s", got)
+	}
+	var md strings.Builder
+	if err := r.Markdown(&md, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "- mm2 (run 2), restart: 3 of the 12 records") {
+		t.Errorf("bench.md does not give the failed restart's error:\n%s", md.String())
+	}
+	r.CostCurve = true
+	if got := r.restartText(w); got != "" {
+		t.Errorf("cost curve: restartText %q, want it in the table only", got)
+	}
+	cc := r.costCurveText()
+	for _, want := range []string{
+		"| workload | partitions | system | records/s | startup s | restart s: first | restart s: all | commit ms avg |",
+		"| 1KiB-p12-i1 | 12 | reo | 100 | – | 0.60 (0.50–0.70) | 1.00 (0.90–1.10) | – | – | – | – | ✅ | ✅ |",
+		"| 1KiB-p12-i1 | 12 | pipe | 100 | – | – | – | – | – | – | – | ✅ | – |",
+	} {
+		if !strings.Contains(cc, want) {
+			t.Errorf("cost curve lacks %q:\n%s", want, cc)
+		}
+	}
+	// Without restarts the table keeps its columns of before.
+	r.Results = r.Results[6:]
+	if cc := r.costCurveText(); strings.Contains(cc, "restart") {
+		t.Errorf("cost curve without restarts names them:\n%s", cc)
+	}
+}

@@ -69,6 +69,18 @@ type Summary struct {
 	PeakRSSMB                                        Spread
 	// CommitMsAvg and CommitP99Ms are reo's own, in the saturation phase.
 	CommitMsAvg, CommitP99Ms Spread
+	// RestartFirstSec and RestartAllSec are the restarts' (--restart):
+	// from the new process's start to the first and the last record
+	// written while the system was stopped. Restarts counts the runs with
+	// a restart, RestartVerified those the oracle passed after it,
+	// RestartFailed those not measured to their end.
+	RestartFirstSec, RestartAllSec           Spread
+	Restarts, RestartVerified, RestartFailed int
+}
+
+// RestartsVerified reports whether every restart measured was verified.
+func (s Summary) RestartsVerified() bool {
+	return s.Restarts > 0 && s.RestartVerified == s.Restarts
 }
 
 // AllVerified reports whether the system ran and every run verified.
@@ -78,7 +90,7 @@ func (s Summary) AllVerified() bool { return s.Runs > 0 && s.Verified == s.Runs 
 // false when it has no result there.
 func (r *Report) Summarize(system, workload string) (Summary, bool) {
 	s := Summary{System: system}
-	var rps, mbps, start, offered, p50, p99, p999, cpu, bcpu, hcpu, rss, cavg, cp99 []float64
+	var rps, mbps, start, offered, p50, p99, p999, cpu, bcpu, hcpu, rss, cavg, cp99, rfirst, rall []float64
 	pos := func(xs *[]float64, v float64) {
 		if v > 0 {
 			*xs = append(*xs, v)
@@ -115,7 +127,21 @@ func (r *Report) Summarize(system, workload string) (Summary, bool) {
 			pos(&cavg, x.ReoSaturation.CommitMsAvg)
 			pos(&cp99, x.ReoSaturation.CommitP99Ms)
 		}
+		if rs := x.Restart; rs != nil {
+			s.Restarts++
+			switch {
+			case rs.Error != "":
+				s.RestartFailed++
+			case rs.Verified:
+				s.RestartVerified++
+			}
+			if rs.Error == "" {
+				pos(&rfirst, rs.FirstSec)
+				pos(&rall, rs.AllSec)
+			}
+		}
 	}
+	s.RestartFirstSec, s.RestartAllSec = SpreadOf(rfirst), SpreadOf(rall)
 	s.RecordsPerSec, s.MBPerSec, s.StartupSec, s.OfferedRate = SpreadOf(rps), SpreadOf(mbps), SpreadOf(start), SpreadOf(offered)
 	s.P50Ms, s.P99Ms, s.P999Ms = SpreadOf(p50), SpreadOf(p99), SpreadOf(p999)
 	s.CPUSecondsPerGB, s.BrokerCPUSecondsPerGB, s.PeakRSSMB = SpreadOf(cpu), SpreadOf(bcpu), SpreadOf(rss)
