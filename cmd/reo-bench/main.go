@@ -78,6 +78,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stdout, "reo-bench: wrote %s\n", filepath.Join(cfg.Out(), "bench.md"))
+	return summary(rep, stdout)
+}
+
+// summary writes a line per run of rep to stdout and returns the exit
+// code: 1 when a run, a restart or reo's failover did not verify.
+func summary(rep *report.Report, stdout io.Writer) int {
 	code := 0
 	for _, r := range rep.Results {
 		status := "verified"
@@ -92,6 +98,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			r.System, r.Workload.Name, max(1, r.Repeat), r.RecordsPerSec, r.MBPerSec, r.P99Ms, r.CPUSecondsPerGB, r.PeakRSSMB, status)
 		if r.Error != "" {
 			fmt.Fprintf(stdout, "           %s\n", logtext.Head(r.Error, 3))
+		}
+		if rs := r.Restart; rs != nil {
+			switch {
+			case rs.Error != "":
+				code = 1
+				fmt.Fprintf(stdout, "           restart NOT MEASURED: %s\n", logtext.Head(rs.Error, 3))
+			case !rs.Verified:
+				code = 1
+				fmt.Fprintf(stdout, "           restart: first record %.2fs, all %d %.2fs, NOT VERIFIED\n", rs.FirstSec, rs.Records, rs.AllSec)
+			default:
+				fmt.Fprintf(stdout, "           restart: first record %.2fs, all %d %.2fs, verified\n", rs.FirstSec, rs.Records, rs.AllSec)
+			}
 		}
 	}
 	if rep.Failover != nil {
