@@ -99,16 +99,21 @@ func summary(rep *report.Report, stdout io.Writer) int {
 		if r.Error != "" {
 			fmt.Fprintf(stdout, "           %s\n", logtext.Head(r.Error, 3))
 		}
-		if rs := r.Restart; rs != nil {
+		for _, a := range []struct {
+			what string
+			rs   *report.Restart
+		}{{"restart", r.Restart}, {"crash", r.Crash}} {
+			rs := a.rs
 			switch {
+			case rs == nil:
 			case rs.Error != "":
 				code = 1
-				fmt.Fprintf(stdout, "           restart NOT MEASURED: %s\n", logtext.Head(rs.Error, 3))
+				fmt.Fprintf(stdout, "           %s NOT MEASURED: %s\n", a.what, logtext.Head(rs.Error, 3))
 			case !rs.Verified:
 				code = 1
-				fmt.Fprintf(stdout, "           restart: first record %.2fs, all %d %.2fs, NOT VERIFIED\n", rs.FirstSec, rs.Records, rs.AllSec)
+				fmt.Fprintf(stdout, "           %s: first record %.2fs, all %d %.2fs, %d copied again, NOT VERIFIED\n", a.what, rs.FirstSec, rs.Records, rs.AllSec, rs.Again())
 			default:
-				fmt.Fprintf(stdout, "           restart: first record %.2fs, all %d %.2fs, verified\n", rs.FirstSec, rs.Records, rs.AllSec)
+				fmt.Fprintf(stdout, "           %s: first record %.2fs, all %d %.2fs, %d copied again, verified\n", a.what, rs.FirstSec, rs.Records, rs.AllSec, rs.Again())
 			}
 		}
 	}

@@ -115,10 +115,17 @@ func (b *bench) launchAs(sys string, wl report.Workload, ts topicSet, run string
 	return &launched{b: b, r: r, s: s, run: run}, nil
 }
 
-// stop stops the system after a phase that went to its end.
-func (l *launched) stop() {
-	l.r.stop(l.b.cfg.stopGrace)
+// stop stops the system after a phase that went to its end; killed says
+// whether a process had to be killed after --stop-grace.
+func (l *launched) stop() (killed bool) {
 	l.stopped = true
+	return l.r.stop(l.b.cfg.stopGrace)
+}
+
+// kill SIGKILLs the system.
+func (l *launched) kill() {
+	l.stopped = true
+	l.r.kill()
 }
 
 // release ends the sampling and, when the phase did not reach stop (an
@@ -280,7 +287,7 @@ wait:
 	if runErr != nil {
 		b.saveLogs(r, run)
 	}
-	l.stop()
+	stopKilled := l.stop()
 	res.PeakRSSMB, res.PeakRSSAtSec = max(res.PeakRSSMB, s.PeakRSS()), s.PeakRSSAt().Seconds()
 	// The run is timed on the destination's last stable offsets: when
 	// records became visible to read_committed, not when the harness
@@ -352,7 +359,7 @@ wait:
 		return err
 	}
 	if b.cfg.restart {
-		b.restartAfter(ctx, sys, wl, ts, l.run, res)
+		b.restartAfter(ctx, sys, wl, ts, l.run, stopKilled, res)
 	}
 	b.dropTopics(ctx, ts)
 	return nil

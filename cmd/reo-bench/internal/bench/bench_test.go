@@ -520,13 +520,19 @@ func TestSmokeCostCurveInProcess(t *testing.T) {
 	if r := rep.Results[2]; r.Workload.Topics != 20 || r.Checked != int64(r.Workload.Records) {
 		t.Errorf("many topics: %+v checked %d", r.Workload, r.Checked)
 	}
-	// The cost curve restarts reo after each run: one more record per
-	// source partition, all copied once, the whole topics checked again.
+	// The cost curve restarts reo after each run (one more record per
+	// source partition), then crashes it with a backlog: every record
+	// copied once, the whole topics checked again after each.
 	for _, r := range rep.Results {
 		parts := int64(r.Workload.Partitions * r.Workload.TopicCount())
-		rs := r.Restart
+		rs, cr := r.Restart, r.Crash
 		if rs == nil || rs.Error != "" || rs.Records != parts || rs.Seen != parts || rs.FirstSec <= 0 || rs.AllSec < rs.FirstSec || !rs.Verified || rs.Checked != int64(r.Workload.Records)+parts {
 			t.Errorf("%s restart: %+v, want %d records, first and all timed, verified over %d records\n%s", r.Workload.Name, rs, parts, int64(r.Workload.Records)+parts, log.String())
+		}
+		backlog := max(int64(r.Workload.Records)/5, 2*parts)
+		if cr == nil || cr.Error != "" || cr.Records < backlog || cr.KilledAt <= 0 || cr.KilledAt >= cr.Records || cr.Seen != cr.Records || cr.FirstSec <= 0 || cr.AllSec < cr.FirstSec ||
+			!cr.Verified || cr.Checked != int64(r.Workload.Records)+parts+cr.Records {
+			t.Errorf("%s crash: %+v, want at least a backlog of %d killed part way, first and all timed, verified over the run's, the restart's and the crash's records\n%s", r.Workload.Name, cr, backlog, log.String())
 		}
 	}
 	var md strings.Builder
@@ -536,27 +542,25 @@ func TestSmokeCostCurveInProcess(t *testing.T) {
 	if !strings.Contains(md.String(), "## Cost curve") || !strings.Contains(md.String(), "| 1KiB") && !strings.Contains(md.String(), "| 256B-t20x2-i1 | 40 | reo |") {
 		t.Errorf("bench.md has no cost curve:\n%s", md.String())
 	}
-	if !strings.Contains(md.String(), "| restart s: first | restart s: all |") || !strings.Contains(md.String(), "| ✅ | ✅ |") {
-		t.Errorf("bench.md's cost curve has no restart columns or verdicts:\n%s", md.String())
+	_, restarts, _ := strings.Cut(md.String(), "### Restarts and crashes")
+	restarts, _, _ = strings.Cut(restarts, "\n## ")
+	if !strings.Contains(restarts, "| 256B-p3-i1 | reo |") || strings.Contains(restarts, "❌") {
+		t.Errorf("bench.md's cost curve has no restarts, or a verdict failed:\n%s", md.String())
 	}
 }
 
-// TestRestartVerdictFindsADuplicate proves the oracle's second pass, after
-// a restart, reads what the restart left and keeps its verdict apart: a
-// record written into the destination after the restart (a duplicate of
-// the first copied one, as a replicator that resumed too early would
-// write) fails the restart's verdict and not the run's.
+// TestRestartVerdictFindsADuplicate proves the oracle's passes after a
+// restart and after a crash read what each left, and keep their verdicts
+// apart: a record written into the destination after the restart (a
+// duplicate of the first copied one, as a replicator that resumed too
+// early would write) fails the restart's verdict and not the run's, and
+// the crash is then not tried; one written after the crash fails the
+// crash's verdict only.
 func TestRestartVerdictFindsADuplicate(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds reo and runs it end to end")
 	}
-	out := t.TempDir()
-	c, err := ParseConfig([]string{"--kafka", "inprocess", "--cost-curve", "--systems", "reo", "--cost-partitions", "3", "--cost-topics", "",
-		"--sizes", "256", "--bytes", "256000", "--repeats", "1", "--phase-timeout", "2m", "--out", out}, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.afterRestart = func(ctx context.Context, dst []kgo.Opt, topics []string) error {
+	duplicate := func(ctx context.Context, dst []kgo.Opt, topics []string) error {
 		cl, err := kgo.NewClient(append(dst, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topics[0]: {0: kgo.NewOffset().AtStart()}}),
 			kgo.RecordPartitioner(kgo.ManualPartitioner()))...)
 		if err != nil {
@@ -571,27 +575,55 @@ func TestRestartVerdictFindsADuplicate(t *testing.T) {
 		r.Offset, r.LeaderEpoch, r.Attrs, r.ProducerID, r.ProducerEpoch, r.Context = 0, 0, kgo.RecordAttrs{}, 0, 0, nil
 		return cl.ProduceSync(ctx, &r).FirstErr()
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	var log strings.Builder
-	rep, err := Execute(ctx, c, "reo-bench restart", &log)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, log.String())
+	run := func(t *testing.T, afterCrash bool) (report.Result, string) {
+		c, err := ParseConfig([]string{"--kafka", "inprocess", "--cost-curve", "--systems", "reo", "--cost-partitions", "3", "--cost-topics", "",
+			"--sizes", "256", "--bytes", "256000", "--repeats", "1", "--phase-timeout", "2m", "--out", t.TempDir()}, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.afterRestart = func(ctx context.Context, dst []kgo.Opt, topics []string, crash bool) error {
+			if crash != afterCrash {
+				return nil
+			}
+			return duplicate(ctx, dst, topics)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		var log strings.Builder
+		rep, err := Execute(ctx, c, "reo-bench restart", &log)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, log.String())
+		}
+		if len(rep.Results) != 1 {
+			t.Fatalf("%d results, want 1\n%s", len(rep.Results), log.String())
+		}
+		var md strings.Builder
+		if err := rep.Markdown(&md, nil); err != nil {
+			t.Fatal(err)
+		}
+		return rep.Results[0], md.String() + log.String()
 	}
-	if len(rep.Results) != 1 {
-		t.Fatalf("%d results, want 1\n%s", len(rep.Results), log.String())
-	}
-	r := rep.Results[0]
-	if !r.Verified || r.Restart == nil || r.Restart.Error != "" || r.Restart.Verified || len(r.Restart.Violations) == 0 {
-		t.Fatalf("run verified %v, restart %+v: want the run verified and the restart not, with the oracle's findings\n%s", r.Verified, r.Restart, log.String())
-	}
-	var md strings.Builder
-	if err := rep.Markdown(&md, nil); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(md.String(), "| ✅ | ❌ 1 of 1 did not match the source |") {
-		t.Errorf("bench.md does not show the restart's verdict apart from the run's:\n%s", md.String())
-	}
+	t.Run("restart", func(t *testing.T) {
+		r, md := run(t, false)
+		if !r.Verified || r.Restart == nil || r.Restart.Error != "" || r.Restart.Verified || len(r.Restart.Violations) == 0 {
+			t.Fatalf("run verified %v, restart %+v: want the run verified and the restart not, with the oracle's findings\n%s", r.Verified, r.Restart, md)
+		}
+		if r.Crash == nil || r.Crash.Error == "" || r.Crash.Verified {
+			t.Errorf("crash %+v after a restart that did not verify: want it not tried", r.Crash)
+		}
+		if !strings.Contains(md, "| 0 | ❌ 1 of 1 did not match the source |") || !strings.Contains(md, "crash: not tried") {
+			t.Errorf("bench.md does not show the restart's verdict apart from the run's, or tried the crash after it:\n%s", md)
+		}
+	})
+	t.Run("crash", func(t *testing.T) {
+		r, md := run(t, true)
+		if !r.Verified || r.Restart == nil || !r.Restart.Verified || r.Crash == nil || r.Crash.Error != "" || r.Crash.Verified || len(r.Crash.Violations) == 0 {
+			t.Fatalf("run verified %v, restart %+v, crash %+v: want the run and the restart verified and the crash not, with the oracle's findings\n%s", r.Verified, r.Restart, r.Crash, md)
+		}
+		if !strings.Contains(md, "| ❌ 1 of 1 did not match the source |") {
+			t.Errorf("bench.md does not show the crash's verdict:\n%s", md)
+		}
+	})
 }
 
 // TestBaselineFromRevision builds reo-baseline from HEAD (a revision,

@@ -67,9 +67,12 @@ type Config struct {
 	// its topics and times how soon it copies what was written meanwhile
 	// (--restart; on by default with the cost curve).
 	restart bool
-	// afterRestart, in tests, runs after a restart's records were copied
-	// and before the oracle checks the topics again.
-	afterRestart func(ctx context.Context, dst []kgo.Opt, topics []string) error
+	// crash, after the restart, crashes the system with a backlog and
+	// starts it again (--crash; on by default with the cost curve).
+	crash bool
+	// afterRestart, in tests, runs after a restart's (crash: a crash's)
+	// records were copied and before the oracle checks the topics again.
+	afterRestart func(ctx context.Context, dst []kgo.Opt, topics []string, crash bool) error
 	// pipeDefaults runs the pipe with franz-go's defaults, not tuned.
 	pipeDefaults bool
 	// pipePprof has every pipe instance write a CPU profile under
@@ -199,6 +202,7 @@ func ParseConfig(args []string, stderr io.Writer) (*Config, error) {
 	fs.BoolVar(&c.costCurve, "cost-curve", false, "run the cost curve: saturation only, at each of --cost-partitions partitions and at --cost-topics; default systems reo,mm2")
 	costParts := fs.String("cost-partitions", "12,48,500,5000", "partition counts of the cost curve")
 	fs.BoolVar(&c.restart, "restart", false, "after each saturation run, stop the system, write one more record to every source partition, start the system again under the same name and time its first and its last copied record (restart s, resumed s); the oracle then checks the whole topics again, its verdict kept apart from the run's (default: on with --cost-curve)")
+	fs.BoolVar(&c.crash, "crash", false, "after each --restart, write a backlog (a fifth of the workload's records, at least two a partition), start the system while writing 5,000 records/s more, SIGKILL it as soon as any of the backlog is visible, start it again and time its first new record and the backlog's last; the oracle then checks the whole topics again (default: on with --cost-curve)")
 	costTopics := fs.String("cost-topics", "1000x3", "the cost curve's many-topics point: TOPICSxPARTITIONS (empty: none)")
 	fs.BoolVar(&c.watchLive, "watch-live", false, "count a saturation run's records with the harness consumer from the run's start, as reports before 2026-12-04 did: the consumer then shares the machine with the system in the measured window (default: it starts once the destination's last stable offsets have stopped at or above the run's records, after the window closed)")
 	fs.IntVar(&c.watchMinBytes, "watch-min-bytes", 1<<20, "fetch min bytes of the read_committed consumer that counts a saturation run's records in the destination (it waits at most 100 ms for them; 1: a fetch answered at every append, as reports before 2026-12-02 did; the latency runs' consumer always uses 1)")
@@ -303,6 +307,12 @@ func ParseConfig(args []string, stderr io.Writer) (*Config, error) {
 	}
 	if c.costCurve && !set["restart"] {
 		c.restart = true
+	}
+	if c.costCurve && !set["crash"] {
+		c.crash = c.restart
+	}
+	if c.crash && !c.restart {
+		return nil, errors.New("--crash follows each --restart: give --restart too")
 	}
 	if c.restart && c.failoverMode {
 		return nil, errors.New("--restart: --failover has no saturation runs to restart after")

@@ -156,22 +156,27 @@ func TestModesConfig(t *testing.T) {
 	}
 	// The cost curve restarts every system after its run unless told
 	// not to; other plans only when told to.
+	// and crashes it after the restart.
 	for _, tc := range []struct {
-		args []string
-		want bool
+		args           []string
+		restart, crash bool
 	}{
-		{[]string{"--cost-curve"}, true},
-		{[]string{"--cost-curve", "--restart=false"}, false},
-		{nil, false},
-		{[]string{"--quick", "--restart"}, true},
-		{[]string{"--geo"}, false},
+		{[]string{"--cost-curve"}, true, true},
+		{[]string{"--cost-curve", "--restart=false"}, false, false},
+		{[]string{"--cost-curve", "--crash=false"}, true, false},
+		{nil, false, false},
+		{[]string{"--quick", "--restart"}, true, false},
+		{[]string{"--quick", "--restart", "--crash"}, true, true},
+		{[]string{"--geo"}, false, false},
 	} {
-		if c, err := ParseConfig(tc.args, io.Discard); err != nil || c.restart != tc.want {
-			t.Errorf("%v: restart %v (%v), want %v", tc.args, c != nil && c.restart, err, tc.want)
+		if c, err := ParseConfig(tc.args, io.Discard); err != nil || c.restart != tc.restart || c.crash != tc.crash {
+			t.Errorf("%v: %+v (%v), want restart %v crash %v", tc.args, c, err, tc.restart, tc.crash)
 		}
 	}
-	if _, err := ParseConfig([]string{"--failover", "--restart"}, io.Discard); err == nil || !strings.Contains(err.Error(), "--restart") {
-		t.Errorf("--failover --restart: %v, want an error naming --restart", err)
+	for _, bad := range [][]string{{"--failover", "--restart"}, {"--crash"}, {"--cost-curve", "--restart=false", "--crash"}} {
+		if _, err := ParseConfig(bad, io.Discard); err == nil || !strings.Contains(err.Error(), "--restart") {
+			t.Errorf("%v: %v, want an error naming --restart", bad, err)
+		}
 	}
 	for _, bad := range [][]string{{"--geo", "--cost-curve"}, {"--failover", "--geo"}, {"--repeats", "0"}, {"--geo", "--geo-sides", "middle"},
 		{"--cost-curve", "--cost-topics", "many"}, {"--geo", "--geo-rtts", "far"}, {"--geo", "--geo-base-bytes", "-1"}} {

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/reo-kafka/reo/cluster"
@@ -105,7 +106,8 @@ func (r *running) saveLogs(dir string) error {
 // stop sends SIGTERM to every process, waits up to grace for all to exit
 // (killing what is left), and removes the scratch dir. An exit status
 // other than success is not an error here: the oracle judges the result.
-func (r *running) stop(grace time.Duration) {
+// killed says whether a process was still running after grace.
+func (r *running) stop(grace time.Duration) (killed bool) {
 	if r.group != nil {
 		r.group.stop()
 		r.group = nil
@@ -113,14 +115,34 @@ func (r *running) stop(grace time.Duration) {
 	ctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	var wg sync.WaitGroup
+	var late atomic.Bool
 	for i := range r.slots {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_ = r.fleet.Stop(ctx, i) // kills on ctx expiry
+			// Stop kills on ctx expiry.
+			if err := r.fleet.Stop(ctx, i); errors.Is(err, context.DeadlineExceeded) {
+				late.Store(true)
+			}
 		}()
 	}
 	wg.Wait()
+	if r.dir != "" {
+		os.RemoveAll(r.dir)
+	}
+	return late.Load()
+}
+
+// kill SIGKILLs every process at once, as a crash would, and removes the
+// scratch dir.
+func (r *running) kill() {
+	for i := range r.slots {
+		_ = r.fleet.Kill(i)
+	}
+	if r.group != nil {
+		r.group.stop()
+		r.group = nil
+	}
 	if r.dir != "" {
 		os.RemoveAll(r.dir)
 	}

@@ -63,13 +63,55 @@ func Preload(ctx context.Context, opts []kgo.Opt, topics []string, g *RecordGen,
 	return end.Sub(start), err
 }
 
-// Append writes n more records of g to topics, spread as Preload spreads
+// Appender writes more records of g to topics, spread as Preload spreads
 // them, their oracle ids named prefix<i> (Preload's are s<i>), so that
-// records written later are told from the preloaded ones.
-func Append(ctx context.Context, opts []kgo.Opt, topics []string, g *RecordGen, prefix string, n int) error {
-	_, _, _, err := produce(ctx, opts, topics, g, prefix, n, false, 0, nil)
-	return err
+// records written later are told from the preloaded ones; i counts on
+// from one Write to the next.
+type Appender struct {
+	cl      *kgo.Client
+	topics  []string
+	g       *RecordGen
+	prefix  string
+	written int
 }
+
+// NewAppender returns an Appender with its own client; Close it.
+func NewAppender(opts []kgo.Opt, topics []string, g *RecordGen, prefix string) (*Appender, error) {
+	if len(topics) == 0 {
+		return nil, errors.New("append: no topic")
+	}
+	cl, err := kgo.NewClient(append(append([]kgo.Opt(nil), opts...),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.ProducerBatchCompression(kgo.NoCompression()),
+		kgo.ProducerLinger(0),
+	)...)
+	if err != nil {
+		return nil, fmt.Errorf("append producer: %w", err)
+	}
+	return &Appender{cl: cl, topics: topics, g: g, prefix: prefix}, nil
+}
+
+// Write writes the next n records and returns once all are acknowledged.
+func (a *Appender) Write(ctx context.Context, n int) error {
+	recs := make([]*kgo.Record, n)
+	for k := range recs {
+		i := a.written + k
+		recs[k] = a.g.Record(a.prefix, i)
+		recs[k].Topic = a.topics[(i/a.g.partitions)%len(a.topics)]
+	}
+	err := a.cl.ProduceSync(ctx, recs...).FirstErr()
+	if err != nil {
+		return fmt.Errorf("append to %s: %w", a.topics[0], err)
+	}
+	a.written += n
+	return nil
+}
+
+// Written is how many records Write has written.
+func (a *Appender) Written() int { return a.written }
+
+// Close closes the client.
+func (a *Appender) Close() { a.cl.Close() }
 
 // ProduceCeiling writes n records of g like Preload, but makes them all
 // first and times only their producing: what the brokers take from a bare
@@ -204,7 +246,7 @@ func Watch(ctx context.Context, opts []kgo.Opt, topics []string, target int64, o
 // WatchFrom is Watch from the given offsets of the given partitions,
 // topic by topic, rather than from the start of whole topics: it sees
 // only what becomes visible past them.
-func WatchFrom(ctx context.Context, opts []kgo.Opt, from map[string]map[int32]int64, target int64, tuning ...kgo.Opt) (*Watcher, error) {
+func WatchFrom(ctx context.Context, opts []kgo.Opt, from map[string]map[int32]int64, target int64, onRecord func(r *kgo.Record, at time.Time), tuning ...kgo.Opt) (*Watcher, error) {
 	parts := make(map[string]map[int32]kgo.Offset, len(from))
 	var names []string
 	for t, ps := range from {
@@ -215,7 +257,7 @@ func WatchFrom(ctx context.Context, opts []kgo.Opt, from map[string]map[int32]in
 		}
 	}
 	sort.Strings(names)
-	return watch(ctx, opts, strings.Join(names, ","), []kgo.Opt{kgo.ConsumePartitions(parts)}, target, nil, tuning...)
+	return watch(ctx, opts, strings.Join(names, ","), []kgo.Opt{kgo.ConsumePartitions(parts)}, target, onRecord, tuning...)
 }
 
 // watch starts a Watcher whose client consumes what consume names.

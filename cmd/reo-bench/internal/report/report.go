@@ -334,9 +334,10 @@ type Result struct {
 	// StartupSec is from starting the system to the first record visible
 	// in the destination; the throughput figures exclude it.
 	StartupSec float64 `json:"startup_sec"`
-	// Restart is the run's restart after its saturation phase (--restart);
-	// nil when not measured.
+	// Restart is the run's restart after its saturation phase (--restart),
+	// and Crash its crash after that (--crash); nil when not measured.
 	Restart *Restart `json:"restart,omitempty"`
+	Crash   *Restart `json:"crash,omitempty"`
 	// SharesSettledSec is, for a saturation run of several reo instances,
 	// the seconds from the start until every instance owned a share of
 	// the shards (before that some had none); 0 when not
@@ -596,8 +597,13 @@ func (r *Report) Markdown(w io.Writer, charts []string) error {
 			if x.Error != "" {
 				fmt.Fprintf(&b, "- %s%s: %s\n", x.System, repeatLabel(x), strings.ReplaceAll(logtext.Head(x.Error, 6), "\n", " "))
 			}
-			if x.Restart != nil && x.Restart.Error != "" {
-				fmt.Fprintf(&b, "- %s%s, restart: %s\n", x.System, repeatLabel(x), strings.ReplaceAll(logtext.Head(x.Restart.Error, 6), "\n", " "))
+			for _, a := range []struct {
+				what string
+				rs   *Restart
+			}{{"restart", x.Restart}, {"crash", x.Crash}} {
+				if a.rs != nil && a.rs.Error != "" {
+					fmt.Fprintf(&b, "- %s%s, %s: %s\n", x.System, repeatLabel(x), a.what, strings.ReplaceAll(logtext.Head(a.rs.Error, 6), "\n", " "))
+				}
 			}
 			if x.Skipped != "" {
 				fmt.Fprintf(&b, "- %s skipped: %s\n", x.System, x.Skipped)
@@ -987,64 +993,37 @@ func (r *Report) targetsText() string {
 }
 
 // costCurveText is the cost curve: per system, how throughput, start-up,
-// commit time and memory grow with partitions and topics, and with
-// --restart how soon a restarted system copies again.
+// commit time and memory grow with partitions and topics; then the
+// restarts, when measured.
 func (r *Report) costCurveText() string {
 	var b strings.Builder
-	restarts := r.hasRestarts()
-	b.WriteString("## Cost curve\n\nHow each system's cost grows with the partitions it copies: throughput at saturation, start-up (process start to the first record visible on the destination), reo's commit time (its own metrics: average and p99 bucket), peak RSS. Medians over the runs.")
-	if restarts {
-		b.WriteString(" " + restartLead)
-	}
-	b.WriteString("\n\n| workload | partitions | system | records/s | startup s |")
-	if restarts {
-		b.WriteString(" restart s: first | restart s: all |")
-	}
-	b.WriteString(" commit ms avg | commit ms p99 | peak RSS MiB | CPU s/GB | verified |")
-	if restarts {
-		b.WriteString(" verified after the restart |")
-	}
-	b.WriteString("\n|---|---:|---|---:|---:|")
-	if restarts {
-		b.WriteString("---:|---:|")
-	}
-	b.WriteString("---:|---:|---:|---:|:---:|")
-	if restarts {
-		b.WriteString(":---:|")
-	}
-	b.WriteString("\n")
+	b.WriteString("## Cost curve\n\nHow each system's cost grows with the partitions it copies: throughput at saturation, start-up (process start to the first record visible on the destination), reo's commit time (its own metrics: average and p99 bucket), peak RSS. Medians over the runs.\n\n")
+	b.WriteString("| workload | partitions | system | records/s | startup s | commit ms avg | commit ms p99 | peak RSS MiB | CPU s/GB | verified |\n|---|---:|---|---:|---:|---:|---:|---:|---:|:---:|\n")
 	for _, wl := range r.workloads() {
 		for _, sys := range r.systemsOn(wl.Name) {
 			s, _ := r.Summarize(sys, wl.Name)
 			if s.Runs == 0 {
-				fmt.Fprintf(&b, "| %s | %d | %s | skipped: %s | | | | | | |", wl.Name, wl.Partitions*wl.TopicCount(), sys, strings.ReplaceAll(s.Skipped, "|", "/"))
-				if restarts {
-					b.WriteString(" | | |")
-				}
-				b.WriteString("\n")
+				fmt.Fprintf(&b, "| %s | %d | %s | skipped: %s | | | | | | |\n", wl.Name, wl.Partitions*wl.TopicCount(), sys, strings.ReplaceAll(s.Skipped, "|", "/"))
 				continue
 			}
 			v := "✅"
 			if !s.AllVerified() {
 				v = "❌"
 			}
-			fmt.Fprintf(&b, "| %s | %d | %s | %s | %s |", wl.Name, wl.Partitions*wl.TopicCount(), sys, s.RecordsPerSec.num(), s.StartupSec.num())
-			if restarts {
-				fmt.Fprintf(&b, " %s | %s |", s.RestartFirstSec.num(), s.RestartAllSec.num())
-			}
-			fmt.Fprintf(&b, " %s | %s | %s | %s | %s |", s.CommitMsAvg.num(), s.CommitP99Ms.num(), s.PeakRSSMB.num(), s.CPUSecondsPerGB.num(), v)
-			if restarts {
-				fmt.Fprintf(&b, " %s |", s.restartVerdict())
-			}
-			b.WriteString("\n")
+			fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", wl.Name, wl.Partitions*wl.TopicCount(), sys,
+				s.RecordsPerSec.num(), s.StartupSec.num(), s.CommitMsAvg.num(), s.CommitP99Ms.num(), s.PeakRSSMB.num(), s.CPUSecondsPerGB.num(), v)
 		}
 	}
 	b.WriteString("\n")
+	if r.hasRestarts() {
+		b.WriteString("### Restarts and crashes\n\n" + restartLead + "\n\n")
+		b.WriteString(r.restartTable(r.workloads()...))
+	}
 	return b.String()
 }
 
-// restartLead says what the restart figures are.
-const restartLead = "Restart (--restart): after its saturation run the system was stopped (SIGTERM), one more record was written to every source partition, and the system was started again under the same name; \"first\" and \"all\" are from the new process's start to the first and to the last of those records visible to a read_committed consumer of the destination, and the oracle then checked the whole topics again."
+// restartLead says what the restart table's figures are.
+const restartLead = "After its saturation run and its oracle check, each system was stopped (SIGTERM) and one more record was written to every source partition; then it was started again under the same name (**restart**). With --crash, a backlog of a fifth of the run's records (at least two a partition) was then written, the system started while 5,000 records/s more were written, and it was killed (SIGKILL) as soon as any of them was visible, with the rest in flight; 50 more were written while it was down, and it was started again (**crash**). \"First\" is from the new process's start to the first of those records visible to a read_committed consumer of the destination that was not visible before (before the kill, for a crash), \"all\" to the last of them; \"copied again\" counts the records that consumer saw beyond one copy of each, up to then. The oracle checked the whole topics after each, its verdict kept apart from the run's; a crash is not tried after a restart that did not verify. Medians with the range in brackets."
 
 // hasRestarts reports whether any run has a restart.
 func (r *Report) hasRestarts() bool {
@@ -1056,73 +1035,112 @@ func (r *Report) hasRestarts() bool {
 	return false
 }
 
-// restartVerdict is the restarts' verdict for a table: ✅ when every
-// restart was verified, ❌ with the count otherwise, – when none ran.
-func (s Summary) restartVerdict() string {
+// restartTable is the restarts and crashes of each system on each of
+// wls that has some.
+func (r *Report) restartTable(wls ...Workload) string {
+	var b strings.Builder
+	b.WriteString("| workload | system | restart s: first | restart s: all | copied again | verified after the restart | crash: visible when killed, of written | crash s: first | crash s: all | copied again | verified after the crash |\n|---|---|---:|---:|---:|:---:|---:|---:|---:|---:|:---:|\n")
+	for _, wl := range wls {
+		for _, sys := range r.systemsOn(wl.Name) {
+			s, _ := r.Summarize(sys, wl.Name)
+			if s.Restart.Runs == 0 {
+				continue
+			}
+			rs, cr := s.Restart, s.Crash
+			killed := "–"
+			if cr.KilledAt.N > 0 {
+				killed = fmt.Sprintf("%s of %s", cr.KilledAt.count(), cr.Records.count())
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", wl.Name, sys,
+				rs.FirstSec.num(), rs.AllSec.num(), rs.Again.count(), rs.verdict(), killed, cr.FirstSec.num(), cr.AllSec.num(), cr.Again.count(), cr.verdict())
+		}
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// verdict is the restarts' verdict for a table: ✅ when every one was
+// verified, ❌ with counts otherwise, – when none ran.
+func (s RestartSummary) verdict() string {
 	switch {
-	case s.Restarts == 0:
+	case s.Runs == 0:
 		return "–"
-	case s.RestartsVerified():
-		return "✅"
+	case s.AllVerified():
+		v := "✅"
+		if s.StopKilled > 0 {
+			v += fmt.Sprintf(" (%d after a stop that had to kill)", s.StopKilled)
+		}
+		return v
 	}
 	var parts []string
-	if n := s.Restarts - s.RestartVerified - s.RestartFailed; n > 0 {
-		parts = append(parts, fmt.Sprintf("%d of %d did not match the source", n, s.Restarts))
+	if n := s.Runs - s.Verified - s.Failed; n > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d did not match the source", n, s.Runs))
 	}
-	if s.RestartFailed > 0 {
-		parts = append(parts, fmt.Sprintf("%d of %d not measured to the end", s.RestartFailed, s.Restarts))
+	if s.Failed > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d not measured to the end", s.Failed, s.Runs))
+	}
+	if s.StopKilled > 0 {
+		parts = append(parts, fmt.Sprintf("%d after a stop that had to kill", s.StopKilled))
 	}
 	return "❌ " + strings.Join(parts, ", ")
 }
 
-// restartText is a workload's restarts, system by system; empty when
-// none ran. The cost curve has them in its table instead.
+// restartText is a workload's restarts and crashes; empty when none ran.
+// The cost curve has them in its own section instead.
 func (r *Report) restartText(wl Workload) string {
 	if r.CostCurve {
 		return ""
 	}
-	var parts []string
-	for _, sys := range r.systemsOn(wl.Name) {
-		s, _ := r.Summarize(sys, wl.Name)
-		if s.Restarts == 0 {
-			continue
+	for _, x := range r.Results {
+		if x.Workload.Name == wl.Name && x.Restart != nil {
+			return restartLead + "\n\n" + r.restartTable(wl)
 		}
-		parts = append(parts, fmt.Sprintf("%s first %s s, all %s s, verified after the restart %s", sys, s.RestartFirstSec.num(), s.RestartAllSec.num(), s.restartVerdict()))
 	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return restartLead + " " + strings.Join(parts, "; ") + ".\n\n"
+	return ""
 }
 
-// Restart is a system started again over the topics it had copied, after
-// a clean stop (SIGTERM, then the stop grace), with one more record
-// written meanwhile to every source partition.
+// Restart is a system started again over the topics it had copied.
+//
+// For a restart, it was stopped cleanly (SIGTERM, then --stop-grace) and
+// one more record was written meanwhile to every source partition. For a
+// crash, a backlog was written, the system started, and it was killed
+// (SIGKILL) as soon as any of the backlog was visible; then it started
+// again.
 type Restart struct {
-	// Records is how many were written while it was stopped (one per
-	// source partition).
+	// Records is how many were written for it: one per source partition
+	// for a restart, the backlog for a crash.
 	Records int64 `json:"records"`
-	// Seen is how many records the destination's consumer had seen past
-	// where the committed records ended before the restart, when it had
-	// seen Records of them: Records, unless the restarted system copied
-	// something twice (then the oracle says what).
+	// StopKilled: the stop before a restart had to SIGKILL a process
+	// after --stop-grace, so the restart followed an unclean stop.
+	StopKilled bool `json:"stop_killed,omitempty"`
+	// KilledAt is how many of a crash's records were visible when the
+	// system was killed.
+	KilledAt int64 `json:"killed_at,omitempty"`
+	// Seen is how many records a read_committed consumer had seen in the
+	// destination, past where the committed records ended before they
+	// were written, when it had seen every one of them: Records, plus
+	// every record copied twice (the oracle says which).
 	Seen int64 `json:"seen"`
-	// FirstSec and AllSec are from the new process's start to the first
-	// and to the last of them visible to a read_committed consumer of the
-	// destination (0 when not seen).
+	// FirstSec is from the new process's start to the first of the
+	// records visible that was not visible before (for a crash: before
+	// the kill); AllSec to when every one of them was. 0 when not seen.
 	FirstSec float64 `json:"first_sec,omitempty"`
 	AllSec   float64 `json:"all_sec,omitempty"`
-	// Verified is the oracle's verdict over the whole topics after the
-	// restart: nothing lost, duplicated or reordered across it. It is kept
-	// apart from the run's own verdict, which came before the restart.
+	// Verified is the oracle's verdict over the whole topics afterwards:
+	// nothing lost, duplicated or reordered. It is kept apart from the
+	// run's own verdict, which came before.
 	Verified bool `json:"verified"`
 	// Checked is how many records the oracle compared then.
 	Checked int64 `json:"checked,omitempty"`
-	// Violations counts the oracle's findings after the restart by kind.
+	// Violations counts the oracle's findings then, by kind.
 	Violations map[string]int `json:"violations,omitempty"`
-	// Error says why the restart was not measured to its end.
+	// Error says why it was not measured to its end.
 	Error string `json:"error,omitempty"`
 }
+
+// Again is how many records were copied more than once: seen beyond
+// the records written for the restart.
+func (rs *Restart) Again() int64 { return max(0, rs.Seen-rs.Records) }
 
 // SaturationGC is, by cluster ("source", "destination"), how many GC
 // pauses started in a saturation run's measured window and how long they

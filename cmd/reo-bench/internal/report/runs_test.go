@@ -181,60 +181,60 @@ func TestWindowTextCount(t *testing.T) {
 	}
 }
 
-// TestRestartText proves the restarts' figures are medians of the
-// measured restarts only, and that a restart that did not match the
-// source or did not end is counted against the verdict, in a plan's
-// workload section and in the cost curve's table.
+// TestRestartText proves the restarts' and crashes' figures are medians
+// of the ones measured to their end, that one that did not match the
+// source or did not end counts against its verdict, and that they show in
+// a plan's workload section and in the cost curve's own section.
 func TestRestartText(t *testing.T) {
 	w := Workload{Name: "1KiB-p12-i1", RecordBytes: 1024, Partitions: 12, Instances: 1, Records: 1000}
-	run := func(sys string, rep int, rs *Restart) Result {
-		return Result{System: sys, Workload: w, Repeat: rep, RecordsPerSec: 100, Verified: true, Restart: rs}
+	run := func(sys string, rep int, rs, cr *Restart) Result {
+		return Result{System: sys, Workload: w, Repeat: rep, RecordsPerSec: 100, Verified: true, Restart: rs, Crash: cr}
+	}
+	crash := func(killed int64, first, all float64) *Restart {
+		return &Restart{Records: 200, KilledAt: killed, Seen: 200, FirstSec: first, AllSec: all, Verified: true}
 	}
 	r := &Report{Repeats: 3, Results: []Result{
-		run(SysReo, 1, &Restart{Records: 12, Seen: 12, FirstSec: 0.5, AllSec: 0.9, Verified: true}),
-		run(SysReo, 2, &Restart{Records: 12, Seen: 12, FirstSec: 0.7, AllSec: 1.1, Verified: true}),
-		run(SysReo, 3, &Restart{Records: 12, Seen: 12, FirstSec: 0.6, AllSec: 1.0, Verified: true}),
-		run(SysMM2, 1, &Restart{Records: 12, Seen: 14, FirstSec: 4, AllSec: 6, Verified: false}),
-		run(SysMM2, 2, &Restart{Records: 12, Error: "3 of the 12 records written while it was stopped visible"}),
-		run(SysMM2, 3, &Restart{Records: 12, Seen: 12, FirstSec: 5, AllSec: 7, Verified: true}),
-		run(SysPipe, 1, nil),
+		run(SysReo, 1, &Restart{Records: 12, Seen: 12, FirstSec: 0.5, AllSec: 0.9, Verified: true}, crash(100, 0.3, 0.4)),
+		run(SysReo, 2, &Restart{Records: 12, Seen: 12, FirstSec: 0.7, AllSec: 1.1, Verified: true}, crash(120, 0.5, 0.6)),
+		run(SysReo, 3, &Restart{Records: 12, Seen: 12, FirstSec: 0.6, AllSec: 1.0, Verified: true, StopKilled: true}, crash(110, 0.4, 0.5)),
+		run(SysMM2, 1, &Restart{Records: 12, Seen: 4014, FirstSec: 4, AllSec: 6, Verified: false}, &Restart{Records: 200, Error: "not tried"}),
+		run(SysMM2, 2, &Restart{Records: 12, Error: "3 of the 12 records written for it visible"}, nil),
+		run(SysMM2, 3, &Restart{Records: 12, Seen: 12, FirstSec: 5, AllSec: 7, Verified: true}, &Restart{Records: 200, KilledAt: 100, Seen: 260, FirstSec: 6, AllSec: 8}),
+		run(SysPipe, 1, nil, nil),
 	}}
 	got := r.restartText(w)
 	for _, want := range []string{
-		"reo first 0.60 (0.50–0.70) s, all 1.00 (0.90–1.10) s, verified after the restart ✅",
-		"mm2 first 4.50 (4.00–5.00) s, all 6.50 (6.00–7.00) s, verified after the restart ❌ 1 of 3 did not match the source, 1 of 3 not measured to the end",
+		"| workload | system | restart s: first | restart s: all | copied again | verified after the restart | crash: visible when killed, of written |",
+		"| 1KiB-p12-i1 | reo | 0.60 (0.50–0.70) | 1.00 (0.90–1.10) | 0 | ✅ (1 after a stop that had to kill) | 110 (100–120) of 200 | 0.40 (0.30–0.50) | 0.50 (0.40–0.60) | 0 | ✅ |",
+		"| 1KiB-p12-i1 | mm2 | 4.50 (4.00–5.00) | 6.50 (6.00–7.00) | 2001 (0–4002) | ❌ 1 of 3 did not match the source, 1 of 3 not measured to the end | 100 of 200 | 6.00 | 8.00 | 60 | ❌ 1 of 2 did not match the source, 1 of 2 not measured to the end |",
+		"killed (SIGKILL) as soon as any of them was visible",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("restartText lacks %q:\n%s", want, got)
 		}
 	}
-	if strings.Contains(got, "pipe") {
+	if strings.Contains(got, "| pipe |") {
 		t.Errorf("restartText names a system without restarts:\n%s", got)
 	}
 	var md strings.Builder
 	if err := r.Markdown(&md, nil); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(md.String(), "- mm2 (run 2), restart: 3 of the 12 records") {
-		t.Errorf("bench.md does not give the failed restart's error:\n%s", md.String())
+	for _, want := range []string{"- mm2 (run 2), restart: 3 of the 12 records", "- mm2 (run 1), crash: not tried"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("bench.md lacks %q:\n%s", want, md.String())
+		}
 	}
 	r.CostCurve = true
 	if got := r.restartText(w); got != "" {
-		t.Errorf("cost curve: restartText %q, want it in the table only", got)
+		t.Errorf("cost curve: restartText %q, want it in the cost curve's section only", got)
 	}
-	cc := r.costCurveText()
-	for _, want := range []string{
-		"| workload | partitions | system | records/s | startup s | restart s: first | restart s: all | commit ms avg |",
-		"| 1KiB-p12-i1 | 12 | reo | 100 | – | 0.60 (0.50–0.70) | 1.00 (0.90–1.10) | – | – | – | – | ✅ | ✅ |",
-		"| 1KiB-p12-i1 | 12 | pipe | 100 | – | – | – | – | – | – | – | ✅ | – |",
-	} {
-		if !strings.Contains(cc, want) {
-			t.Errorf("cost curve lacks %q:\n%s", want, cc)
-		}
+	if cc := r.costCurveText(); !strings.Contains(cc, "### Restarts and crashes") || !strings.Contains(cc, "| 1KiB-p12-i1 | reo | 0.60 (0.50–0.70) |") {
+		t.Errorf("cost curve has no restarts:\n%s", cc)
 	}
-	// Without restarts the table keeps its columns of before.
+	// Without restarts the cost curve is as before.
 	r.Results = r.Results[6:]
-	if cc := r.costCurveText(); strings.Contains(cc, "restart") {
+	if cc := r.costCurveText(); strings.Contains(cc, "estart") {
 		t.Errorf("cost curve without restarts names them:\n%s", cc)
 	}
 }

@@ -51,6 +51,18 @@ func (s Spread) num() string {
 	return fmt.Sprintf("%s (%s–%s)", fmtNum(s.Median), fmtNum(s.Min), fmtNum(s.Max))
 }
 
+// count writes a spread of counts: whole numbers, zero as 0.
+func (s Spread) count() string {
+	if s.N == 0 {
+		return "–"
+	}
+	med := fmt.Sprintf("%.0f", s.Median)
+	if s.N == 1 || s.Min == s.Max {
+		return med
+	}
+	return fmt.Sprintf("%s (%.0f–%.0f)", med, s.Min, s.Max)
+}
+
 // Summary is one system on one workload over its repetitions: the median
 // and range of every figure, over the runs that produced it (a run that
 // failed in its latency phase still has its saturation figures).
@@ -69,28 +81,76 @@ type Summary struct {
 	PeakRSSMB                                        Spread
 	// CommitMsAvg and CommitP99Ms are reo's own, in the saturation phase.
 	CommitMsAvg, CommitP99Ms Spread
-	// RestartFirstSec and RestartAllSec are the restarts' (--restart):
-	// from the new process's start to the first and the last record
-	// written while the system was stopped. Restarts counts the runs with
-	// a restart, RestartVerified those the oracle passed after it,
-	// RestartFailed those not measured to their end.
-	RestartFirstSec, RestartAllSec           Spread
-	Restarts, RestartVerified, RestartFailed int
-}
-
-// RestartsVerified reports whether every restart measured was verified.
-func (s Summary) RestartsVerified() bool {
-	return s.Restarts > 0 && s.RestartVerified == s.Restarts
+	// Restart and Crash are the runs' restarts and crashes (--restart,
+	// --crash).
+	Restart, Crash RestartSummary
 }
 
 // AllVerified reports whether the system ran and every run verified.
 func (s Summary) AllVerified() bool { return s.Runs > 0 && s.Verified == s.Runs }
 
+// RestartSummary is a system's restarts (or crashes) on one workload:
+// medians and ranges of the measured ones, and counts.
+type RestartSummary struct {
+	// FirstSec, AllSec, KilledAt and Again are Restart's figures (Again:
+	// records copied more than once), over the restarts measured to their
+	// end.
+	FirstSec, AllSec, KilledAt, Again Spread
+	// Records is how many were written for them.
+	Records Spread
+	// Runs counts the runs with one; Verified those the oracle passed
+	// afterwards; Failed those not measured to their end; StopKilled
+	// those whose stop before had to kill a process.
+	Runs, Verified, Failed, StopKilled int
+}
+
+// AllVerified reports whether there were restarts and every one verified.
+func (s RestartSummary) AllVerified() bool {
+	return s.Runs > 0 && s.Verified == s.Runs
+}
+
+// summarizeRestarts folds the restarts of one system on one workload.
+func summarizeRestarts(xs []*Restart) RestartSummary {
+	var s RestartSummary
+	var first, all, killed, again, written []float64
+	for _, rs := range xs {
+		if rs == nil {
+			continue
+		}
+		s.Runs++
+		if rs.StopKilled {
+			s.StopKilled++
+		}
+		if rs.Error != "" {
+			s.Failed++
+			continue
+		}
+		if rs.Verified {
+			s.Verified++
+		}
+		if rs.FirstSec > 0 {
+			first = append(first, rs.FirstSec)
+		}
+		if rs.AllSec > 0 {
+			all = append(all, rs.AllSec)
+		}
+		if rs.KilledAt > 0 {
+			killed = append(killed, float64(rs.KilledAt))
+		}
+		again = append(again, float64(rs.Again()))
+		written = append(written, float64(rs.Records))
+	}
+	s.FirstSec, s.AllSec, s.KilledAt, s.Again = SpreadOf(first), SpreadOf(all), SpreadOf(killed), SpreadOf(again)
+	s.Records = SpreadOf(written)
+	return s
+}
+
 // Summarize returns system's summary on the workload named workload;
 // false when it has no result there.
 func (r *Report) Summarize(system, workload string) (Summary, bool) {
 	s := Summary{System: system}
-	var rps, mbps, start, offered, p50, p99, p999, cpu, bcpu, hcpu, rss, cavg, cp99, rfirst, rall []float64
+	var rps, mbps, start, offered, p50, p99, p999, cpu, bcpu, hcpu, rss, cavg, cp99 []float64
+	var restarts, crashes []*Restart
 	pos := func(xs *[]float64, v float64) {
 		if v > 0 {
 			*xs = append(*xs, v)
@@ -127,21 +187,9 @@ func (r *Report) Summarize(system, workload string) (Summary, bool) {
 			pos(&cavg, x.ReoSaturation.CommitMsAvg)
 			pos(&cp99, x.ReoSaturation.CommitP99Ms)
 		}
-		if rs := x.Restart; rs != nil {
-			s.Restarts++
-			switch {
-			case rs.Error != "":
-				s.RestartFailed++
-			case rs.Verified:
-				s.RestartVerified++
-			}
-			if rs.Error == "" {
-				pos(&rfirst, rs.FirstSec)
-				pos(&rall, rs.AllSec)
-			}
-		}
+		restarts, crashes = append(restarts, x.Restart), append(crashes, x.Crash)
 	}
-	s.RestartFirstSec, s.RestartAllSec = SpreadOf(rfirst), SpreadOf(rall)
+	s.Restart, s.Crash = summarizeRestarts(restarts), summarizeRestarts(crashes)
 	s.RecordsPerSec, s.MBPerSec, s.StartupSec, s.OfferedRate = SpreadOf(rps), SpreadOf(mbps), SpreadOf(start), SpreadOf(offered)
 	s.P50Ms, s.P99Ms, s.P999Ms = SpreadOf(p50), SpreadOf(p99), SpreadOf(p999)
 	s.CPUSecondsPerGB, s.BrokerCPUSecondsPerGB, s.PeakRSSMB = SpreadOf(cpu), SpreadOf(bcpu), SpreadOf(rss)
