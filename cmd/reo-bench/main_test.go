@@ -8,8 +8,10 @@ import (
 )
 
 // TestSummaryExitCode proves reo-bench exits 1 when a restart or a crash
-// did not verify or was not measured to its end, even though the run
-// before it verified, and 0 when everything verified.
+// of a system that promises exactly-once did not verify, or one of any
+// system was not measured to its end, even though the run before it
+// verified; and 0 when everything verified, or when an at-least-once
+// system copied a record twice.
 func TestSummaryExitCode(t *testing.T) {
 	w := report.Workload{Name: "1KiB-p12-i1", RecordBytes: 1024, Partitions: 12, Instances: 1}
 	run := func(rs *report.Restart) *report.Report {
@@ -18,6 +20,11 @@ func TestSummaryExitCode(t *testing.T) {
 	crashed := func(cr *report.Restart) *report.Report {
 		rep := run(&report.Restart{Records: 12, Seen: 12, FirstSec: 0.2, AllSec: 0.3, Verified: true})
 		rep.Results[0].Crash = cr
+		return rep
+	}
+	mm2 := func(cr *report.Restart) *report.Report {
+		rep := crashed(cr)
+		rep.Results[0].System = report.SysMM2
 		return rep
 	}
 	for _, tc := range []struct {
@@ -32,6 +39,10 @@ func TestSummaryExitCode(t *testing.T) {
 		{crashed(&report.Restart{Records: 40, Seen: 40, FirstSec: 0.4, AllSec: 0.5, Verified: true}), 0, "crash: first record 0.40s, all 40 0.50s, 0 copied again, verified"},
 		{crashed(&report.Restart{Records: 40, Seen: 45, FirstSec: 0.4, AllSec: 0.5}), 1, "crash: first record 0.40s, all 40 0.50s, 5 copied again, NOT VERIFIED"},
 		{crashed(&report.Restart{Records: 40, Error: "not tried"}), 1, "crash NOT MEASURED: not tried"},
+		// An at-least-once system that copies a record twice after its
+		// crash does what it promises.
+		{mm2(&report.Restart{Records: 40, Seen: 45, FirstSec: 4, AllSec: 5}), 0, "crash: first record 4.00s, all 40 5.00s, 5 copied again, not verified (at-least-once)"},
+		{mm2(&report.Restart{Records: 40, Error: "no record within 15m"}), 1, "crash NOT MEASURED: no record within 15m"},
 	} {
 		var out strings.Builder
 		if code := summary(tc.rep, &out); code != tc.code || !strings.Contains(out.String(), tc.line) {

@@ -53,6 +53,15 @@ const SysReoBaseline = "reo-baseline"
 // KnownSystems are AllSystems and those run only when named.
 var KnownSystems = append(slices.Clone(AllSystems), SysPipeFlush, SysPipeTxn, SysReoGroupSyncOff, SysReoGroupSync, SysReoBaseline)
 
+// PromisesExactlyOnce reports whether sys promises exactly-once copies:
+// reo and MirrorMaker 2 with exactly-once source support. The others are
+// at-least-once (pipe-txn too: its offsets are committed outside its
+// transactions), so a record they copy twice after a restart or a crash
+// is the cost they state, not a fault.
+func PromisesExactlyOnce(sys string) bool {
+	return IsReo(sys) || sys == SysMM2EOS
+}
+
 // IsReo reports whether sys runs cmd/reo.
 func IsReo(sys string) bool {
 	return sys == SysReo || sys == SysReoGroupSync || sys == SysReoGroupSyncOff || sys == SysReoBaseline
@@ -1023,7 +1032,7 @@ func (r *Report) costCurveText() string {
 }
 
 // restartLead says what the restart table's figures are.
-const restartLead = "After its saturation run and its oracle check, each system was stopped (SIGTERM) and one more record was written to every source partition; then it was started again under the same name (**restart**). With --crash, a backlog of a fifth of the run's records (at least two a partition) was then written, the system started while 5,000 records/s more were written, and it was killed (SIGKILL) as soon as any of them was visible, with the rest in flight; 50 more were written while it was down, and it was started again (**crash**). \"First\" is from the new process's start to the first of those records visible to a read_committed consumer of the destination that was not visible before (before the kill, for a crash), \"all\" to the last of them; \"copied again\" counts the records that consumer saw beyond one copy of each, up to then. The oracle checked the whole topics after each, its verdict kept apart from the run's; a crash is not tried after a restart that did not verify. Medians with the range in brackets."
+const restartLead = "After its saturation run and its oracle check, each system was stopped (SIGTERM) and one more record was written to every source partition; then it was started again under the same name (**restart**). With --crash, a backlog of a fifth of the run's records (at least two a partition) was then written, the system started while 5,000 records/s more were written, and it was killed (SIGKILL) as soon as any of them was visible, with the rest in flight; 50 more were written while it was down, and it was started again (**crash**). \"First\" is from the new process's start to the first of those records visible to a read_committed consumer of the destination that was not visible before (before the kill, for a crash), \"all\" to the last of them; \"copied again\" counts the records that consumer saw beyond one copy of each, up to then. The oracle checked the whole topics after each, its verdict kept apart from the run's; a crash is not tried after a restart that did not verify. Only reo and mm2-eos promise exactly-once: a record that mm2 or a pipe copies twice is the cost of at-least-once they state. Medians with the range in brackets."
 
 // hasRestarts reports whether any run has a restart.
 func (r *Report) hasRestarts() bool {
