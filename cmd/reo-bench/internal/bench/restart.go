@@ -215,6 +215,9 @@ func (b *bench) crashOnce(ctx context.Context, sys string, wl report.Workload, t
 		return fmt.Errorf("writing while it was down: %w", err)
 	}
 	rs.Records = int64(ap.Written())
+	// What the killed system committed may still be on its way to the
+	// consumer: the new start's first record is one seen after that.
+	sg.settle(ctx, 100*time.Millisecond, 5*time.Second)
 	return nil
 }
 
@@ -317,6 +320,26 @@ func (s *sightings) mark(at time.Time) {
 	for id := range s.ids {
 		s.before[id] = true
 	}
+}
+
+// settle waits until the sightings have not changed for quiet, at most
+// for limit.
+func (s *sightings) settle(ctx context.Context, quiet, limit time.Duration) {
+	end := time.Now().Add(limit)
+	last, since := s.seen(), time.Now()
+	for time.Now().Before(end) && time.Since(since) < quiet && ctx.Err() == nil {
+		time.Sleep(10 * time.Millisecond)
+		if n := s.seen(); n != last {
+			last, since = n, time.Now()
+		}
+	}
+}
+
+// seen is how many records were seen in all.
+func (s *sightings) seen() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.total
 }
 
 func (s *sightings) distinct() int64 {
