@@ -416,3 +416,61 @@ func TestUnconfirmedCheckpointNeverCommits(t *testing.T) {
 		t.Fatalf("after the late confirmations: %s", d)
 	}
 }
+
+// TestCheckpointReadTakesEachKeysLastRecord proves how a shard reads its
+// checkpoint partition: each key's last record decides, in offset order,
+// and the last record of a key that does not decode stops the shard with
+// the record's place. A record that a later one of the same key
+// supersedes is not decoded, as compaction would remove it. Every case
+// writes checkpoints beyond the source's end (4), so the offset in the
+// SourceTruncatedError says which checkpoint won.
+func TestCheckpointReadTakesEachKeysLastRecord(t *testing.T) {
+	const (
+		key       = `{"v":1,"cluster":"src","topic":"jobs","partition":0}`
+		reordered = `{"partition":0,"topic":"jobs","cluster":"src","v":1}`
+	)
+	value := func(next int) string {
+		return fmt.Sprintf(`{"v":1,"next":%d,"srcFirst":0,"srcLast":%d,"dstTopic":"jobs","dstFirst":-1,"dstLast":-1}`, next, next-1)
+	}
+	for _, tc := range []struct {
+		name       string
+		records    [][2]string // key, value, in offset order
+		wantOffset int64       // the SourceTruncatedError's offset; -1: a decode error
+		badAt      int64       // the undecodable record's offset
+	}{
+		{"last of a key wins", [][2]string{{key, value(10)}, {key, value(11)}, {key, value(12)}}, 12, 0},
+		{"a superseded record is not decoded", [][2]string{{key, "not json"}, {key, value(11)}}, 11, 0},
+		{"an undecodable last record stops", [][2]string{{key, value(11)}, {key, `{"v":1,"next":"x"}`}}, -1, 1},
+		{"the later of two keys naming one partition wins", [][2]string{{reordered, value(10)}, {key, value(13)}, {reordered, value(12)}}, 12, 0},
+		{"in offset order, not by key", [][2]string{{key, value(10)}, {reordered, value(12)}, {key, value(13)}}, 13, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := newCluster(t, "src", 1, "jobs")
+			dst := newCluster(t, "dst", 1)
+			cfg := testConfig(src, dst, "jobs")
+			cfg.Shards = 1
+			produceNumbered(t, src, "jobs", "a", 4, 1)
+			createTopic(t, dst, "jobs", 1, nil)
+			cpTopic := "__reo-" + cfg.Name + "-checkpoints"
+			createTopic(t, dst, cpTopic, 1, nil)
+			cl := client(t, dst, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+			for _, kv := range tc.records {
+				if err := cl.ProduceSync(context.Background(), &kgo.Record{Topic: cpTopic, Partition: 0, Key: []byte(kv[0]), Value: []byte(kv[1])}).FirstErr(); err != nil {
+					t.Fatalf("write a checkpoint: %v", err)
+				}
+			}
+			err := start(t, cfg).waitErr(t, 20*time.Second)
+			if tc.wantOffset < 0 {
+				var de *CheckpointDecodeError
+				if !errors.As(err, &de) || de.Topic != cpTopic || de.Partition != 0 || de.Offset != tc.badAt {
+					t.Fatalf("Run returned %v, want a *CheckpointDecodeError at %s partition 0 offset %d", err, cpTopic, tc.badAt)
+				}
+				return
+			}
+			var tr *SourceTruncatedError
+			if !errors.As(err, &tr) || tr.Offset != tc.wantOffset {
+				t.Fatalf("Run returned %v, want a *SourceTruncatedError at offset %d", err, tc.wantOffset)
+			}
+		})
+	}
+}
