@@ -215,9 +215,10 @@ func (b *bench) crashOnce(ctx context.Context, sys string, wl report.Workload, t
 		return fmt.Errorf("writing while it was down: %w", err)
 	}
 	rs.Records = int64(ap.Written())
-	// What the killed system committed may still be on its way to the
-	// consumer: the new start's first record is one seen after that.
-	sg.settle(ctx, 100*time.Millisecond, 5*time.Second)
+	// What the killed system committed may still become visible: a
+	// commit its coordinator had accepted has its markers written after
+	// the kill. The new start's first record is one seen after that.
+	sg.settle(ctx, time.Second, 10*time.Second)
 	return nil
 }
 
