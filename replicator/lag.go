@@ -26,10 +26,6 @@ type lagBook struct {
 	// when its position last advanced (or it was first seen).
 	lag   map[tp]int64
 	moved map[tp]time.Time
-	// tailed is what the checkpoint tail read since the last refresh,
-	// the last record of each key, decoded at the next refresh
-	// (flushTailed).
-	tailed *lastByKey
 }
 
 // position is a committed next offset of one incarnation of a topic.
@@ -39,23 +35,18 @@ type position struct {
 }
 
 func newLagBook() *lagBook {
-	return &lagBook{next: make(map[tp]position), reported: make(map[tp]bool), lag: make(map[tp]int64), moved: make(map[tp]time.Time), tailed: newLastByKey()}
+	return &lagBook{next: make(map[tp]position), reported: make(map[tp]bool), lag: make(map[tp]int64), moved: make(map[tp]time.Time)}
 }
 
 // position records a committed next offset of p; the larger one wins for
 // the same source topic id, a new id replaces the old.
 func (r *Replicator) position(p tp, srcID string, next int64) {
-	r.positionAt(p, srcID, next, time.Now())
-}
-
-// positionAt is position for an offset learned at at.
-func (r *Replicator) positionAt(p tp, srcID string, next int64, at time.Time) {
 	b := r.lags
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if old, ok := b.next[p]; !ok || old.srcID != srcID || next > old.next {
 		b.next[p] = position{next: next, srcID: srcID}
-		b.moved[p] = at
+		b.moved[p] = time.Now()
 	}
 }
 
@@ -72,16 +63,9 @@ const (
 	checkpointTailWait     = time.Second
 )
 
-// watchCheckpoints tails the checkpoint topic (read_committed) until ctx
-// ends, and keeps the last record of each key for the next lag refresh
-// (flushTailed), which records the committed positions of this
-// replication's source cluster. Errors are retried by the client.
-//
-// Every transaction writes a checkpoint for each partition it copied, so
-// at 5,000 partitions the tail reads tens of thousands of records a
-// second; decoding only the last of each key at a refresh decodes at
-// most one a partition every TopicRefreshInterval
-// (BenchmarkCheckpointTail).
+// watchCheckpoints tails the checkpoint topic (read_committed) and records
+// every committed position of this replication's source cluster, until ctx
+// ends. Errors are retried by the client.
 func (r *Replicator) watchCheckpoints(ctx context.Context) {
 	parts := make(map[int32]kgo.Offset, r.cfg.Shards)
 	for k := int32(0); k < int32(r.cfg.Shards); k++ {
@@ -98,37 +82,18 @@ func (r *Replicator) watchCheckpoints(ctx context.Context) {
 		return
 	}
 	defer cl.Close()
-	b := r.lags
 	for ctx.Err() == nil {
 		fs := cl.PollFetches(ctx)
-		at := time.Now()
-		b.mu.Lock()
-		fs.EachRecord(func(rec *kgo.Record) { b.tailed.add(rec, at) })
-		b.mu.Unlock()
-	}
-}
-
-// flushTailed decodes what the checkpoint tail kept since the last call
-// and records the positions of this replication's source cluster, each as
-// of when it was read. Records that do not decode, the identity and
-// settings, other source clusters' checkpoints and ownership markers are
-// passed over: the lag is a gauge, and a shard that reads a bad record
-// stops on it.
-func (r *Replicator) flushTailed() {
-	b := r.lags
-	b.mu.Lock()
-	tailed := b.tailed
-	b.tailed = newLastByKey()
-	b.mu.Unlock()
-	for _, rec := range tailed.inOrder() {
-		if metaKind(rec.key) != "" {
-			continue
-		}
-		k, c, err := DecodeCheckpoint(rec.key, rec.value)
-		if err != nil || k.Cluster != r.srcClusterID || k.Partition == OwnerMarkerPartition {
-			continue
-		}
-		r.positionAt(tp{k.Topic, k.Partition}, c.SrcTopicID, c.Next, rec.at)
+		fs.EachRecord(func(rec *kgo.Record) {
+			if metaKind(rec.Key) != "" {
+				return
+			}
+			k, c, err := DecodeCheckpoint(rec.Key, rec.Value)
+			if err != nil || k.Cluster != r.srcClusterID || k.Partition == OwnerMarkerPartition {
+				return
+			}
+			r.position(tp{k.Topic, k.Partition}, c.SrcTopicID, c.Next)
+		})
 	}
 }
 
@@ -137,7 +102,6 @@ func (r *Replicator) flushTailed() {
 // the log start when nothing was committed yet. Series of partitions that
 // left the plan are dropped. Errors leave the last values.
 func (r *Replicator) refreshLag(ctx context.Context, p *plan) {
-	r.flushTailed()
 	if p == nil {
 		return
 	}

@@ -1,8 +1,6 @@
 package replicator
 
 import (
-	"bytes"
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -210,14 +208,6 @@ func (r *Replicator) readSpans(ctx context.Context, spans map[tp]span, iso kgo.I
 // shard's InitProducerID. It waits for the checkpoint partition to have no
 // open transaction and returns the last checkpoint per source partition of
 // the current source cluster.
-//
-// Only the last record of each key is decoded (lastByKey): a record that
-// a later one of the same key supersedes says nothing about where to go
-// on, and compaction removes it. A partition that the active segment
-// keeps uncompacted holds many records per key (one per transaction that
-// touched the source partition), and decoding each of them was most of a
-// restart at 5,000 partitions (reports/bench-cost). The last record of a
-// key that does not decode still stops the shard.
 func (w *shardWorker) readCheckpoints(ctx context.Context) (map[tp]Checkpoint, error) {
 	r := w.r
 	topic := r.cfg.checkpointTopic()
@@ -225,99 +215,39 @@ func (w *shardWorker) readCheckpoints(ctx context.Context) (map[tp]Checkpoint, e
 	if err != nil {
 		return nil, err
 	}
-	last := newLastByKey()
-	err = r.readCommitted(ctx, map[tp]span{{topic, w.shard}: {start, end}}, func(rec *kgo.Record) bool {
-		last.add(rec, time.Time{})
-		return false
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read checkpoints of shard %d: %w", w.shard, err)
-	}
 	cps := make(map[tp]Checkpoint)
+	var decErr error
 	foreign := 0
-	for _, rec := range last.inOrder() {
-		if metaKind(rec.key) != "" {
-			continue // the replication's identity and settings
+	err = r.readCommitted(ctx, map[tp]span{{topic, w.shard}: {start, end}}, func(rec *kgo.Record) bool {
+		if metaKind(rec.Key) != "" {
+			return false // the replication's identity and settings
 		}
-		k, c, err := DecodeCheckpoint(rec.key, rec.value)
+		k, c, err := DecodeCheckpoint(rec.Key, rec.Value)
 		if err != nil {
-			return nil, &CheckpointDecodeError{Topic: topic, Partition: w.shard, Offset: rec.offset, Err: err}
+			decErr = &CheckpointDecodeError{Topic: topic, Partition: rec.Partition, Offset: rec.Offset, Err: err}
+			return true
 		}
 		if k.Cluster != r.srcClusterID {
 			foreign++
-			continue
+			return false
 		}
 		if k.Partition == OwnerMarkerPartition {
-			continue
+			return false
 		}
-		// In offset order: of two keys that name the same source
-		// partition (written with their fields in another order, say),
-		// the later record wins, as when every record was decoded.
 		cps[tp{k.Topic, k.Partition}] = c
+		return false
+	})
+	if decErr != nil {
+		return nil, decErr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read checkpoints of shard %d: %w", w.shard, err)
 	}
 	if foreign > 0 {
-		w.log.Warn("ignored checkpoints of another source cluster id", "keys", foreign, "source_cluster", r.srcClusterID)
+		w.log.Warn("ignored checkpoints of another source cluster id", "records", foreign, "source_cluster", r.srcClusterID)
 	}
-	w.log.Info("read checkpoints", "partitions", len(cps), "records", last.records, "end_offset", end)
+	w.log.Info("read checkpoints", "partitions", len(cps), "end_offset", end)
 	return cps, nil
-}
-
-// lastByKey keeps, of the records read from checkpoint partitions, the
-// last of each key, copied out of the fetch buffers (which it would
-// otherwise keep alive), with its partition, offset and when it was read.
-// A key always lives in one partition (its shard's).
-type lastByKey struct {
-	byKey   map[string]*keyedRecord
-	records int // how many were added
-}
-
-type keyedRecord struct {
-	key, value []byte
-	null       bool // a tombstone (nil value)
-	partition  int32
-	offset     int64
-	at         time.Time
-}
-
-func newLastByKey() *lastByKey { return &lastByKey{byKey: make(map[string]*keyedRecord)} }
-
-// add keeps rec, read at at, as its key's last record.
-func (l *lastByKey) add(rec *kgo.Record, at time.Time) {
-	l.records++
-	kr, ok := l.byKey[string(rec.Key)]
-	if !ok {
-		kr = &keyedRecord{key: bytes.Clone(rec.Key)}
-		l.byKey[string(kr.key)] = kr
-	}
-	kr.value, kr.null = append(kr.value[:0], rec.Value...), rec.Value == nil
-	kr.partition, kr.offset, kr.at = rec.Partition, rec.Offset, at
-}
-
-// keyedValue is a kept record as DecodeCheckpoint takes it.
-type keyedValue struct {
-	key, value []byte
-	partition  int32
-	offset     int64
-	at         time.Time
-}
-
-// inOrder returns the kept records by partition, then offset.
-func (l *lastByKey) inOrder() []keyedValue {
-	out := make([]keyedValue, 0, len(l.byKey))
-	for _, kr := range l.byKey {
-		v := kr.value
-		switch {
-		case kr.null:
-			v = nil
-		case v == nil:
-			v = []byte{} // empty, not a tombstone
-		}
-		out = append(out, keyedValue{key: kr.key, value: v, partition: kr.partition, offset: kr.offset, at: kr.at})
-	}
-	slices.SortFunc(out, func(a, b keyedValue) int {
-		return cmp.Or(cmp.Compare(a.partition, b.partition), cmp.Compare(a.offset, b.offset))
-	})
-	return out
 }
 
 // hasCommittedData reports, for destination partitions, whether any committed

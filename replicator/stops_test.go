@@ -418,12 +418,12 @@ func TestUnconfirmedCheckpointNeverCommits(t *testing.T) {
 }
 
 // TestCheckpointReadTakesEachKeysLastRecord proves how a shard reads its
-// checkpoint partition: each key's last record decides, in offset order,
-// and the last record of a key that does not decode stops the shard with
-// the record's place. A record that a later one of the same key
-// supersedes is not decoded, as compaction would remove it. Every case
-// writes checkpoints beyond the source's end (4), so the offset in the
-// SourceTruncatedError says which checkpoint won.
+// checkpoint partition: the last record naming a source partition
+// decides, in offset order, whatever its key's field order; and any record
+// that does not decode stops the shard with the record's place, even one
+// a later record supersedes. Every case writes checkpoints beyond the
+// source's end (4), so the offset in the SourceTruncatedError says which
+// checkpoint won.
 func TestCheckpointReadTakesEachKeysLastRecord(t *testing.T) {
 	const (
 		key       = `{"v":1,"cluster":"src","topic":"jobs","partition":0}`
@@ -439,7 +439,7 @@ func TestCheckpointReadTakesEachKeysLastRecord(t *testing.T) {
 		badAt      int64       // the undecodable record's offset
 	}{
 		{"last of a key wins", [][2]string{{key, value(10)}, {key, value(11)}, {key, value(12)}}, 12, 0},
-		{"a superseded record is not decoded", [][2]string{{key, "not json"}, {key, value(11)}}, 11, 0},
+		{"an undecodable superseded record stops", [][2]string{{key, value(10)}, {key, "not json"}, {key, value(11)}}, -1, 1},
 		{"an undecodable last record stops", [][2]string{{key, value(11)}, {key, `{"v":1,"next":"x"}`}}, -1, 1},
 		{"the later of two keys naming one partition wins", [][2]string{{reordered, value(10)}, {key, value(13)}, {reordered, value(12)}}, 12, 0},
 		{"in offset order, not by key", [][2]string{{key, value(10)}, {reordered, value(12)}, {key, value(13)}}, 13, 0},
