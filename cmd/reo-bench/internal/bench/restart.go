@@ -43,8 +43,8 @@ const (
 // that was not visible before the kill, and the last of the backlog, are
 // timed. The oracle checks the whole topics after each. Everything goes
 // to res.Restart and res.Crash, kept apart from the run's own figures and
-// verdict; a failure is their Error, and the crash is not tried after a
-// failed restart.
+// verdict; a failure is their Error. The restart is not tried after a run
+// that did not verify, nor the crash after a restart that did not.
 func (b *bench) restartAfter(ctx context.Context, sys string, wl report.Workload, ts topicSet, run string, stopKilled bool, res *report.Result) {
 	if !restartable(sys) {
 		return
@@ -53,6 +53,11 @@ func (b *bench) restartAfter(ctx context.Context, sys string, wl report.Workload
 	parts := int64(wl.Partitions * wl.TopicCount())
 	rs := &report.Restart{Records: parts, StopKilled: stopKilled}
 	res.Restart = rs
+	if !res.Verified {
+		// The oracle would find the run's violations again.
+		rs.Error = "not tried: the destination did not match the source after the run"
+		return
+	}
 	if !b.again(ctx, sys, wl, ts, run, gen, rs, false) {
 		return
 	}

@@ -59,7 +59,7 @@ func (g *RecordGen) Record(prefix string, i int) *kgo.Record {
 // last (the produce ceiling's). It returns how long the writing took,
 // from the first Produce to the last acknowledgement.
 func Preload(ctx context.Context, opts []kgo.Opt, topics []string, g *RecordGen, n int, progress func(int), tuning ...kgo.Opt) (time.Duration, error) {
-	start, _, end, err := produce(ctx, opts, topics, g, "s", n, false, 0, progress, tuning...)
+	start, _, end, err := produce(ctx, opts, topics, g, n, false, 0, progress, tuning...)
 	return end.Sub(start), err
 }
 
@@ -122,7 +122,7 @@ func (a *Appender) Close() { a.cl.Close() }
 // (Window); from <= 0 times the whole write, from the first Produce.
 func ProduceCeiling(ctx context.Context, opts []kgo.Opt, topics []string, g *RecordGen, n int, from int64, tuning ...kgo.Opt) (float64, error) {
 	from = min(from, int64(n)-1)
-	start, mark, end, err := produce(ctx, opts, topics, g, "s", n, true, from, nil, tuning...)
+	start, mark, end, err := produce(ctx, opts, topics, g, n, true, from, nil, tuning...)
 	if err != nil {
 		return 0, err
 	}
@@ -136,11 +136,11 @@ func ProduceCeiling(ctx context.Context, opts []kgo.Opt, topics []string, g *Rec
 	return float64(recs) / end.Sub(start).Seconds(), nil
 }
 
-// produce writes n records of g to topics, with ids prefix<i>; made makes
-// them all before the clock starts. It returns when the first Produce was called, when the
+// produce writes n records of g to topics; made makes them all before the
+// clock starts. It returns when the first Produce was called, when the
 // mark-th record was acknowledged (zero when mark <= 0) and when the last
 // was.
-func produce(ctx context.Context, opts []kgo.Opt, topics []string, g *RecordGen, prefix string, n int, made bool, mark int64, progress func(int), tuning ...kgo.Opt) (start, marked, end time.Time, err error) {
+func produce(ctx context.Context, opts []kgo.Opt, topics []string, g *RecordGen, n int, made bool, mark int64, progress func(int), tuning ...kgo.Opt) (start, marked, end time.Time, err error) {
 	if len(topics) == 0 {
 		return start, marked, end, errors.New("preload: no topic")
 	}
@@ -156,7 +156,7 @@ func produce(ctx context.Context, opts []kgo.Opt, topics []string, g *RecordGen,
 	}
 	defer cl.Close()
 	record := func(i int) *kgo.Record {
-		r := g.Record(prefix, i)
+		r := g.Record("s", i)
 		r.Topic = topics[(i/g.partitions)%len(topics)]
 		return r
 	}
