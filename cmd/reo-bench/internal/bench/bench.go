@@ -355,6 +355,11 @@ wait:
 		b.prog.Logf("%s %s: reading the destination back: %v", wl.Name, sys, err)
 	}
 	cancel()
+	if b.cfg.afterRun != nil {
+		if err := b.cfg.afterRun(ctx, b.dstOpts, ts.names()); err != nil {
+			return err
+		}
+	}
 	if err := b.verdict(ctx, ts, res, true); err != nil {
 		return err
 	}

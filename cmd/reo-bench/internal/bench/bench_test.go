@@ -555,7 +555,8 @@ func TestSmokeCostCurveInProcess(t *testing.T) {
 // duplicate of the first copied one, as a replicator that resumed too
 // early would write) fails the restart's verdict and not the run's, and
 // the crash is then not tried; one written after the crash fails the
-// crash's verdict only.
+// crash's verdict only; after a run that did not verify, neither is
+// tried.
 func TestRestartVerdictFindsADuplicate(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds reo and runs it end to end")
@@ -575,17 +576,21 @@ func TestRestartVerdictFindsADuplicate(t *testing.T) {
 		r.Offset, r.LeaderEpoch, r.Attrs, r.ProducerID, r.ProducerEpoch, r.Context = 0, 0, kgo.RecordAttrs{}, 0, 0, nil
 		return cl.ProduceSync(ctx, &r).FirstErr()
 	}
-	run := func(t *testing.T, afterCrash bool) (report.Result, string) {
+	run := func(t *testing.T, afterCrash bool, afterRun ...bool) (report.Result, string) {
 		c, err := ParseConfig([]string{"--kafka", "inprocess", "--cost-curve", "--systems", "reo", "--cost-partitions", "3", "--cost-topics", "",
 			"--sizes", "256", "--bytes", "256000", "--repeats", "1", "--phase-timeout", "2m", "--out", t.TempDir()}, io.Discard)
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.afterRestart = func(ctx context.Context, dst []kgo.Opt, topics []string, crash bool) error {
-			if crash != afterCrash {
-				return nil
+		if len(afterRun) > 0 {
+			c.afterRun = duplicate
+		} else {
+			c.afterRestart = func(ctx context.Context, dst []kgo.Opt, topics []string, crash bool) error {
+				if crash != afterCrash {
+					return nil
+				}
+				return duplicate(ctx, dst, topics)
 			}
-			return duplicate(ctx, dst, topics)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
@@ -613,6 +618,15 @@ func TestRestartVerdictFindsADuplicate(t *testing.T) {
 		}
 		if !strings.Contains(md, "| 0 | ❌ 1 of 1 did not match the source |") || !strings.Contains(md, "crash: not tried") {
 			t.Errorf("bench.md does not show the restart's verdict apart from the run's, or tried the crash after it:\n%s", md)
+		}
+	})
+	t.Run("run", func(t *testing.T) {
+		r, md := run(t, false, true)
+		if r.Verified || r.Restart == nil || r.Restart.Error == "" || r.Crash != nil {
+			t.Fatalf("run verified %v, restart %+v, crash %+v: want the run not verified and no restart or crash tried after it\n%s", r.Verified, r.Restart, r.Crash, md)
+		}
+		if !strings.Contains(md, "restart: not tried") {
+			t.Errorf("bench.md does not say the restart was not tried:\n%s", md)
 		}
 	})
 	t.Run("crash", func(t *testing.T) {

@@ -73,6 +73,9 @@ type Config struct {
 	// afterRestart, in tests, runs after a restart's (crash: a crash's)
 	// records were copied and before the oracle checks the topics again.
 	afterRestart func(ctx context.Context, dst []kgo.Opt, topics []string, crash bool) error
+	// afterRun, in tests, runs after a saturation run's records were
+	// counted and before the oracle checks them.
+	afterRun func(ctx context.Context, dst []kgo.Opt, topics []string) error
 	// pipeDefaults runs the pipe with franz-go's defaults, not tuned.
 	pipeDefaults bool
 	// pipePprof has every pipe instance write a CPU profile under
