@@ -298,20 +298,8 @@ func TestSourceRecreatedStops(t *testing.T) {
 // source: one beyond the end of its source partition stops the replicator
 // with a SourceTruncatedError naming topic, partition and both offsets.
 func TestLegacyCheckpointBeyondEndStops(t *testing.T) {
-	src := newCluster(t, "src", 1, "jobs")
-	dst := newCluster(t, "dst", 1)
-	cfg := testConfig(src, dst, "jobs")
-	cfg.Shards = 1
-	produceNumbered(t, src, "jobs", "a", 4, 1)
-	createTopic(t, dst, "jobs", 1, nil)
-	cpTopic := "__reo-" + cfg.Name + "-checkpoints"
-	createTopic(t, dst, cpTopic, 1, nil)
-	legacy := &kgo.Record{Topic: cpTopic, Partition: 0,
-		Key:   []byte(`{"v":1,"cluster":"src","topic":"jobs","partition":0}`),
-		Value: []byte(`{"v":1,"next":10,"srcFirst":0,"srcLast":9,"dstTopic":"jobs","dstFirst":-1,"dstLast":-1}`)}
-	if err := client(t, dst, kgo.RecordPartitioner(kgo.ManualPartitioner())).ProduceSync(context.Background(), legacy).FirstErr(); err != nil {
-		t.Fatalf("write a version 1 checkpoint: %v", err)
-	}
+	cfg, _ := jobsWithCheckpoints(t, [2]string{`{"v":1,"cluster":"src","topic":"jobs","partition":0}`,
+		`{"v":1,"next":10,"srcFirst":0,"srcLast":9,"dstTopic":"jobs","dstFirst":-1,"dstLast":-1}`})
 
 	err := start(t, cfg).waitErr(t, 20*time.Second)
 	var tr *SourceTruncatedError
@@ -445,20 +433,7 @@ func TestCheckpointReadTakesEachKeysLastRecord(t *testing.T) {
 		{"in offset order, not by key", [][2]string{{key, value(10)}, {reordered, value(12)}, {key, value(13)}}, 13, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			src := newCluster(t, "src", 1, "jobs")
-			dst := newCluster(t, "dst", 1)
-			cfg := testConfig(src, dst, "jobs")
-			cfg.Shards = 1
-			produceNumbered(t, src, "jobs", "a", 4, 1)
-			createTopic(t, dst, "jobs", 1, nil)
-			cpTopic := "__reo-" + cfg.Name + "-checkpoints"
-			createTopic(t, dst, cpTopic, 1, nil)
-			cl := client(t, dst, kgo.RecordPartitioner(kgo.ManualPartitioner()))
-			for _, kv := range tc.records {
-				if err := cl.ProduceSync(context.Background(), &kgo.Record{Topic: cpTopic, Partition: 0, Key: []byte(kv[0]), Value: []byte(kv[1])}).FirstErr(); err != nil {
-					t.Fatalf("write a checkpoint: %v", err)
-				}
-			}
+			cfg, cpTopic := jobsWithCheckpoints(t, tc.records...)
 			err := start(t, cfg).waitErr(t, 20*time.Second)
 			if tc.wantOffset < 0 {
 				var de *CheckpointDecodeError
@@ -473,4 +448,26 @@ func TestCheckpointReadTakesEachKeysLastRecord(t *testing.T) {
 			}
 		})
 	}
+}
+
+// jobsWithCheckpoints makes a one-partition topic "jobs" with 4 records
+// on the source and, on the destination, the topic and its checkpoint
+// topic (one shard) holding records (key, value) in order. It returns the
+// replication's config and the checkpoint topic.
+func jobsWithCheckpoints(t *testing.T, records ...[2]string) (Config, string) {
+	src := newCluster(t, "src", 1, "jobs")
+	dst := newCluster(t, "dst", 1)
+	cfg := testConfig(src, dst, "jobs")
+	cfg.Shards = 1
+	produceNumbered(t, src, "jobs", "a", 4, 1)
+	createTopic(t, dst, "jobs", 1, nil)
+	cpTopic := "__reo-" + cfg.Name + "-checkpoints"
+	createTopic(t, dst, cpTopic, 1, nil)
+	cl := client(t, dst, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	for _, kv := range records {
+		if err := cl.ProduceSync(context.Background(), &kgo.Record{Topic: cpTopic, Partition: 0, Key: []byte(kv[0]), Value: []byte(kv[1])}).FirstErr(); err != nil {
+			t.Fatalf("write a checkpoint: %v", err)
+		}
+	}
+	return cfg, cpTopic
 }

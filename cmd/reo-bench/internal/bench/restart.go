@@ -2,13 +2,11 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/reo-kafka/reo/cmd/reo-bench/internal/measure"
@@ -124,9 +122,11 @@ func (b *bench) restart(ctx context.Context, sys string, wl report.Workload, ts 
 	b.prog.Step(fmt.Sprintf("%s: %s %s", wl.Name, sys, strings.TrimSuffix(prefix, "-")))
 	// The consumer starts where the destination's committed records end
 	// now, so it sees only what the system copies from here on.
-	from, err := committedEnds(ctx, b.dstOpts, ts.names())
+	lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	from, err := measure.CommittedEnds(lctx, b.dstOpts, ts.names())
+	cancel()
 	if err != nil {
-		return err
+		return fmt.Errorf("the destination's last stable offsets: %w", err)
 	}
 	sg := newSightings(prefix)
 	w, err := measure.WatchFrom(ctx, b.dstOpts, from, 0, sg.add)
@@ -367,35 +367,4 @@ func (s *sightings) times() (first, all time.Time, total int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.firstNew, s.completed, s.totalThen
-}
-
-// committedEnds lists the last stable offset of every partition of
-// topics: where a read_committed consumer of them stands once it has read
-// everything committed so far.
-func committedEnds(ctx context.Context, opts []kgo.Opt, topics []string) (map[string]map[int32]int64, error) {
-	cl, err := kgo.NewClient(opts...)
-	if err != nil {
-		return nil, err
-	}
-	defer cl.Close()
-	lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	ends, err := kadm.NewClient(cl).ListCommittedOffsets(lctx, topics...)
-	if err == nil {
-		err = ends.Error()
-	}
-	if err != nil {
-		return nil, fmt.Errorf("the destination's last stable offsets: %w", err)
-	}
-	out := map[string]map[int32]int64{}
-	ends.Each(func(o kadm.ListedOffset) {
-		if out[o.Topic] == nil {
-			out[o.Topic] = map[int32]int64{}
-		}
-		out[o.Topic][o.Partition] = o.Offset
-	})
-	if len(out) != len(topics) {
-		return nil, errors.New("the destination's last stable offsets: not every topic listed")
-	}
-	return out, nil
 }

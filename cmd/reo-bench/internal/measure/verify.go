@@ -172,12 +172,9 @@ func offsetRanges(ctx context.Context, opts []kgo.Opt, topics []string) (map[top
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
-	ends, err := adm.ListCommittedOffsets(ctx, topics...)
-	if err == nil {
-		err = ends.Error()
-	}
+	ends, err := committedOffsets(ctx, adm, topics)
 	if err != nil {
-		return nil, fmt.Errorf("list end offsets of %v: %w", topics, err)
+		return nil, err
 	}
 	starts, err := adm.ListStartOffsets(ctx, topics...)
 	if err == nil {
@@ -194,6 +191,45 @@ func offsetRanges(ctx context.Context, opts []kgo.Opt, topics []string) (map[top
 		}
 		out[topicPartition{o.Topic, o.Partition}] = [2]int64{start, o.Offset}
 	})
+	return out, nil
+}
+
+// committedOffsets lists the last stable offset of every partition of
+// topics.
+func committedOffsets(ctx context.Context, adm *kadm.Client, topics []string) (kadm.ListedOffsets, error) {
+	ends, err := adm.ListCommittedOffsets(ctx, topics...)
+	if err == nil {
+		err = ends.Error()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list end offsets of %v: %w", topics, err)
+	}
+	return ends, nil
+}
+
+// CommittedEnds lists the last stable offset of every partition of
+// topics, topic by topic: where a read_committed consumer of them stands
+// once it has read everything committed so far (WatchFrom's start).
+func CommittedEnds(ctx context.Context, opts []kgo.Opt, topics []string) (map[string]map[int32]int64, error) {
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	ends, err := committedOffsets(ctx, kadm.NewClient(cl), topics)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]map[int32]int64{}
+	ends.Each(func(o kadm.ListedOffset) {
+		if out[o.Topic] == nil {
+			out[o.Topic] = map[int32]int64{}
+		}
+		out[o.Topic][o.Partition] = o.Offset
+	})
+	if len(out) != len(topics) {
+		return nil, fmt.Errorf("list end offsets of %v: not every topic listed", topics)
+	}
 	return out, nil
 }
 
