@@ -19,8 +19,12 @@ import (
 // committed checkpoint per source partition. committed changes only after a
 // successful commit, so it always equals what the checkpoint topic holds.
 type copier struct {
-	w         *shardWorker
-	prod      *kgo.Client
+	w    *shardWorker
+	prod *kgo.Client
+	// opened is each destination topic's max.message.bytes when prod
+	// opened (nil when no plan was known): what its batches are sized
+	// for at least.
+	opened    map[string]int32
 	committed map[tp]Checkpoint
 	hwm       map[tp]int64 // last source high watermark seen, for lag
 	lso       map[tp]int64 // last source stable offset seen
@@ -409,6 +413,15 @@ func (s *copier) produceError(err error) error {
 	// otherwise the broker refused a whole batch and we cannot tell which
 	// record was at fault, so we do not skip anything.
 	alone := pf.size+96 > int(limit)
+	if opened, ok := s.opened[pf.dst]; !alone && (!ok || opened < limit) {
+		// The record fits what the topic accepts now, which was
+		// raised (or the topic added) after the producer opened, and
+		// before this copy saw the new plan: kgo may have refused it
+		// with the old limit. The next session's producer knows the
+		// new one; if the destination still refuses it, this is not
+		// taken again.
+		return &reopenProducerError{fmt.Sprintf("record at topic %s partition %d offset %d (%d bytes) was refused under the limit destination topic %s had when the shard's producer opened; it now accepts %d bytes: %v", pf.p.topic, pf.p.partition, pf.offset, pf.size, pf.dst, limit, pf.err)}
+	}
 	if s.w.r.cfg.AllowDataLoss && alone {
 		if s.w.skip[pf.p] == nil {
 			s.w.skip[pf.p] = make(map[int64]bool)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -64,6 +65,9 @@ type testHooks struct {
 	// copying runs when a copy of the shard's partitions starts, with the
 	// batch and fetch sizes it uses.
 	copying func(shard int32, sz shardSizes)
+	// keepProducer, when it returns true, keeps a session's producer
+	// when a new plan's topics accept larger batches than it writes.
+	keepProducer func(shard int32) bool
 }
 
 func newShardWorker(r *Replicator, shard int32) *shardWorker {
@@ -101,6 +105,10 @@ func (w *shardWorker) run(ctx context.Context) {
 			w.status.set(phaseRestarting, err.Error())
 			w.r.fail(err)
 			return
+		case errors.As(err, new(*reopenProducerError)):
+			w.r.m.restarts.WithLabelValues("larger_batches").Inc()
+			w.log.Info("reopening the shard's producer", "reason", err)
+			b.reset()
 		case fenced(err):
 			w.status.set(phaseFenced, err.Error())
 			// Another producer holds our transactional id: either the
@@ -143,6 +151,8 @@ func (w *shardWorker) session(ctx context.Context) error {
 		}
 		return defaultMaxMessageBytes
 	}
+	start, _ := r.currentPlan()
+	writeLimit := producerWriteBytes(start)
 	prod, err := kgo.NewClient(r.dstOpts(
 		kgo.TransactionalID(w.txnID),
 		kgo.TransactionTimeout(r.cfg.TransactionTimeout),
@@ -157,6 +167,7 @@ func (w *shardWorker) session(ctx context.Context) error {
 		kgo.MaxBufferedRecords(r.cfg.BatchMaxRecords+10_000),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.MetadataMinAge(producerMetadataMinAge),
+		kgo.BrokerMaxWriteBytes(writeLimit),
 	)...)
 	if err != nil {
 		return fmt.Errorf("producer for shard %d: %w", w.shard, err)
@@ -180,9 +191,15 @@ func (w *shardWorker) session(ctx context.Context) error {
 	if h := r.hooks; h != nil && h.afterCheckpoints != nil {
 		h.afterCheckpoints(w.shard)
 	}
-	s := &copier{w: w, prod: prod, committed: cps, hwm: make(map[tp]int64), lso: make(map[tp]int64), behind: make(map[tp]int64), dstNext: make(map[tp]int64)}
+	s := &copier{w: w, prod: prod, opened: openedMaxBytes(start), committed: cps, hwm: make(map[tp]int64), lso: make(map[tp]int64), behind: make(map[tp]int64), dstNext: make(map[tp]int64)}
 	for {
 		p, changed := r.currentPlan()
+		if need := producerWriteBytes(p); need > writeLimit && (r.hooks == nil || r.hooks.keepProducer == nil || !r.hooks.keepProducer(w.shard)) {
+			// No transaction is open between copies. The next
+			// session fences and reads the checkpoints again, as
+			// every session must before it copies.
+			return &reopenProducerError{fmt.Sprintf("a destination topic accepts batches of up to %d bytes; the shard's producer writes requests of up to %d", need-produceRequestHeadroom, writeLimit)}
+		}
 		var parts []partitionPlan
 		if p != nil {
 			parts = p.shards[w.shard]
@@ -208,6 +225,55 @@ func (w *shardWorker) session(ctx context.Context) error {
 		}
 	}
 }
+
+// producerWriteBytes is the largest produce request a shard's producer of
+// plan p writes: the largest record batch a destination topic of p accepts
+// (its max.message.bytes, the brokers' default for a topic the plan does not
+// know) plus produceRequestHeadroom, at most kgo's default of 100 MiB.
+//
+// kgo writes each request whole into one buffer and pools the buffers, so
+// the largest requests stay live: with kgo's default limit a shard's
+// request carried every partition's batch of its transaction, about 4 MB
+// at 1,250 partitions a shard, and two such buffers per producer were 33 MB
+// of a 106 MB live heap at 5,000 partitions (reports/bench-cost). A batch
+// still takes up to its topic's max.message.bytes.
+func producerWriteBytes(p *plan) int32 {
+	largest := int32(defaultMaxMessageBytes)
+	if p != nil {
+		for _, n := range p.maxBytes {
+			largest = max(largest, n)
+		}
+	}
+	return int32(min(int64(largest)+produceRequestHeadroom, maxProduceRequest))
+}
+
+const (
+	// produceRequestHeadroom is room in a produce request for what is
+	// not the batch: the request's header, transactional id, topic name
+	// (at most 249 bytes) and array lengths.
+	produceRequestHeadroom = 64 << 10
+	// maxProduceRequest is kgo's default limit on a request, Kafka's
+	// default socket.request.max.bytes.
+	maxProduceRequest = 100 << 20
+)
+
+// openedMaxBytes is what the destination topics of p accept, as a producer
+// opened under p sizes its batches (nil for no plan).
+func openedMaxBytes(p *plan) map[string]int32 {
+	if p == nil {
+		return nil
+	}
+	return maps.Clone(p.maxBytes)
+}
+
+// reopenProducerError ends a session whose producer was opened for smaller
+// batches than a destination topic now accepts (a topic added, or its
+// max.message.bytes raised): kgo fixes a partition's batch limit when it
+// first learns the partition, and the request limit when the client opens.
+// The next session opens a producer for the new limits.
+type reopenProducerError struct{ reason string }
+
+func (e *reopenProducerError) Error() string { return e.reason }
 
 // producerMetadataMinAge is the shortest time between two metadata
 // refreshes of a shard's producer (kgo's default is 5s).

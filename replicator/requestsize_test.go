@@ -1,0 +1,144 @@
+package replicator
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// TestProducerWriteBytes pins the limit on a shard producer's requests: the
+// largest batch a destination topic of the plan accepts plus the request's
+// headroom, the brokers' default for an empty plan, at most kgo's default.
+func TestProducerWriteBytes(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		p    *plan
+		want int64
+	}{
+		{"no plan", nil, defaultMaxMessageBytes + produceRequestHeadroom},
+		{"default topics", &plan{maxBytes: map[string]int32{"a": defaultMaxMessageBytes, "b": 2000}}, defaultMaxMessageBytes + produceRequestHeadroom},
+		{"one large topic", &plan{maxBytes: map[string]int32{"a": defaultMaxMessageBytes, "big": 8 << 20}}, 8<<20 + produceRequestHeadroom},
+		{"beyond kgo's default", &plan{maxBytes: map[string]int32{"huge": 200 << 20}}, maxProduceRequest},
+	} {
+		if got := producerWriteBytes(c.p); int64(got) != c.want {
+			t.Errorf("%s: producerWriteBytes = %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+// produceLarge writes small-0, a record of size bytes, then small-2 to
+// partition 0 of topic.
+func produceLarge(t *testing.T, c *kfake.Cluster, topic string, size int) {
+	t.Helper()
+	cl := client(t, c, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchMaxBytes(8<<20))
+	rs := []*kgo.Record{
+		{Topic: topic, Value: []byte("small-0")},
+		{Topic: topic, Value: bytes.Repeat([]byte("L"), size)},
+		{Topic: topic, Value: []byte("small-2")},
+	}
+	if err := cl.ProduceSync(context.Background(), rs...).FirstErr(); err != nil {
+		t.Fatalf("produce a record of %d bytes: %v", size, err)
+	}
+}
+
+// TestLargeBatchTopicCopied proves that a topic whose max.message.bytes is
+// above the brokers' default has a record larger than that default copied:
+// a shard's producer writes requests as large as the plan's largest batch,
+// not only the default.
+func TestLargeBatchTopicCopied(t *testing.T) {
+	src := newCluster(t, "src", 1)
+	dst := newCluster(t, "dst", 1)
+	big := map[string]*string{"max.message.bytes": kadm.StringPtr(fmt.Sprint(6 << 20))}
+	createTopic(t, src, "blobs", 2, big)
+	produceLarge(t, src, "blobs", 3<<20)
+	start(t, testConfig(src, dst, "blobs"))
+	waitFor(t, 30*time.Second, countIs(t, dst, "blobs", 3))
+	if d := sameContent(t, src, "blobs", dst, "blobs"); d != "" {
+		t.Fatalf("destination differs from source: %s", d)
+	}
+}
+
+// raiseMaxMessageBytes sets max.message.bytes of topic on both clusters to
+// 6 MiB and waits until run's plan knows it.
+func raiseMaxMessageBytes(t *testing.T, run *running, topic string, clusters ...*kfake.Cluster) {
+	t.Helper()
+	const raised = 6 << 20
+	set := []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "max.message.bytes", Value: kadm.StringPtr(fmt.Sprint(raised))}}
+	for _, c := range clusters {
+		if _, err := admin(t, c).AlterTopicConfigs(context.Background(), set, topic); err != nil {
+			t.Fatalf("raise max.message.bytes: %v", err)
+		}
+	}
+	waitFor(t, 30*time.Second, func() string {
+		p, _ := run.r.currentPlan()
+		if p == nil || p.maxBytes[topic] != raised {
+			return "the plan does not know the raised max.message.bytes yet"
+		}
+		return ""
+	})
+}
+
+// TestLargerBatchesReopenProducer proves that when a destination topic's
+// max.message.bytes is raised above what the shards' producers may write,
+// every shard opens a producer for it as soon as it sees the new plan
+// (counted as a restart with reason larger_batches), and a record of the
+// new size is then copied with everything before and after it, once each,
+// without an aborted transaction.
+func TestLargerBatchesReopenProducer(t *testing.T) {
+	src := newCluster(t, "src", 2, "blobs")
+	dst := newCluster(t, "dst", 1)
+	produceNumbered(t, src, "blobs", "a", 10, 2)
+	cfg := testConfig(src, dst, "blobs")
+	run := start(t, cfg)
+	waitFor(t, 30*time.Second, countIs(t, dst, "blobs", 10))
+
+	raiseMaxMessageBytes(t, run, "blobs", src, dst)
+	waitFor(t, 30*time.Second, func() string {
+		if n := run.metricValue(t, "reo_shard_restarts_total", map[string]string{"reason": "larger_batches"}); n < float64(cfg.Shards) {
+			return fmt.Sprintf("reo_shard_restarts_total{reason=larger_batches} = %v, want %d (every shard)", n, cfg.Shards)
+		}
+		return ""
+	})
+	produceLarge(t, src, "blobs", 3<<20)
+	waitFor(t, 30*time.Second, countIs(t, dst, "blobs", 13))
+	if d := sameContent(t, src, "blobs", dst, "blobs"); d != "" {
+		t.Fatalf("destination differs from source: %s", d)
+	}
+	if n := run.metricValue(t, "reo_shard_restarts_total", map[string]string{"reason": "error"}); n != 0 {
+		t.Errorf("reo_shard_restarts_total{reason=error} = %v, want 0", n)
+	}
+	if n := run.metricValue(t, "reo_transactions_aborted_total", nil); n != 0 {
+		t.Errorf("reo_transactions_aborted_total = %v, want 0: the producers should have been reopened before the large record came", n)
+	}
+}
+
+// TestStaleBatchLimitReopensProducer proves that a record refused under
+// the limit its destination topic had when the shard's producer opened,
+// which the topic now accepts, makes the shard open a new producer and
+// copy it (the transaction is aborted and copied again), instead of
+// stopping with a RecordTooLargeError. The shards here keep their
+// producers when the plan changes, as one does that polls the record
+// before it sees the plan.
+func TestStaleBatchLimitReopensProducer(t *testing.T) {
+	src := newCluster(t, "src", 2, "blobs")
+	dst := newCluster(t, "dst", 1)
+	produceNumbered(t, src, "blobs", "a", 10, 2)
+	run := startHooked(t, testConfig(src, dst, "blobs"), &testHooks{keepProducer: func(int32) bool { return true }})
+	waitFor(t, 30*time.Second, countIs(t, dst, "blobs", 10))
+
+	raiseMaxMessageBytes(t, run, "blobs", src, dst)
+	produceLarge(t, src, "blobs", 3<<20)
+	waitFor(t, 30*time.Second, countIs(t, dst, "blobs", 13))
+	if d := sameContent(t, src, "blobs", dst, "blobs"); d != "" {
+		t.Fatalf("destination differs from source: %s", d)
+	}
+	if n := run.metricValue(t, "reo_shard_restarts_total", map[string]string{"reason": "larger_batches"}); n != 1 {
+		t.Errorf("reo_shard_restarts_total{reason=larger_batches} = %v, want 1 (the shard of partition 0)", n)
+	}
+}
