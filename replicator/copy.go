@@ -21,9 +21,9 @@ import (
 type copier struct {
 	w    *shardWorker
 	prod *kgo.Client
-	// opened is each destination topic's max.message.bytes when prod
-	// opened (nil when no plan was known): what its batches are sized
-	// for at least.
+	// opened is, per destination topic this session wrote to, its
+	// max.message.bytes when the session first wrote to it: what kgo
+	// sizes the topic's batches by, fixed when it learns a partition.
 	opened    map[string]int32
 	committed map[tp]Checkpoint
 	hwm       map[tp]int64 // last source high watermark seen, for lag
@@ -315,6 +315,9 @@ func (s *copier) add(ctx context.Context, b *batch, p tp, dst string, recs []*kg
 		pp = &pending{src: p, dst: dst, srcFirst: -1, srcLast: -1, srcEpoch: -1, dstFirst: -1, dstLast: -1}
 		pp.promise = b.promise(pp)
 		b.parts[p] = pp
+		if _, ok := s.opened[dst]; !ok {
+			s.opened[dst] = s.w.r.destMaxBytes(dst)
+		}
 	}
 	skip := s.w.skip[p]
 	slab := make([]srcRecord, len(recs))
@@ -402,25 +405,21 @@ func (s *copier) produceError(err error) error {
 	if !errors.As(err, &pf) || !(errors.Is(err, kerr.MessageTooLarge) || errors.Is(err, kerr.RecordListTooLarge)) {
 		return asAuth("destination", "producing", err)
 	}
-	limit := int32(defaultMaxMessageBytes)
-	if p, _ := s.w.r.currentPlan(); p != nil {
-		if n, ok := p.maxBytes[pf.dst]; ok {
-			limit = n
-		}
-	}
+	limit := s.w.r.destMaxBytes(pf.dst)
 	// kgo rejects a record on its own only when it alone does not fit a
 	// batch (about 61 bytes of batch header plus a few of record header);
 	// otherwise the broker refused a whole batch and we cannot tell which
 	// record was at fault, so we do not skip anything.
 	alone := pf.size+96 > int(limit)
-	if opened, ok := s.opened[pf.dst]; !alone && (!ok || opened < limit) {
-		// The record fits what the topic accepts now, which was
-		// raised (or the topic added) after the producer opened, and
-		// before this copy saw the new plan: kgo may have refused it
-		// with the old limit. The next session's producer knows the
-		// new one; if the destination still refuses it, this is not
-		// taken again.
-		return &reopenProducerError{fmt.Sprintf("record at topic %s partition %d offset %d (%d bytes) was refused under the limit destination topic %s had when the shard's producer opened; it now accepts %d bytes: %v", pf.p.topic, pf.p.partition, pf.offset, pf.size, pf.dst, limit, pf.err)}
+	if opened, ok := s.opened[pf.dst]; !alone && (!ok || opened != limit) {
+		// The record fits what the topic accepts now, but the limit
+		// changed after the session first wrote to the topic: kgo
+		// sized the partition's batches by the old limit, so a
+		// raised one may have made kgo refuse the record, and a
+		// lowered one the destination refuse the batch. The next
+		// session's producer knows the new limit; if the destination
+		// still refuses, this is not taken again.
+		return &reopenProducerError{fmt.Sprintf("record at topic %s partition %d offset %d (%d bytes) was refused under the batch limit destination topic %s had when the shard's producer first wrote to it; its max.message.bytes is now %d: %v", pf.p.topic, pf.p.partition, pf.offset, pf.size, pf.dst, limit, pf.err)}
 	}
 	if s.w.r.cfg.AllowDataLoss && alone {
 		if s.w.skip[pf.p] == nil {

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // TestProducerWriteBytes pins the limit on a shard producer's requests: the
@@ -87,7 +89,7 @@ func raiseMaxMessageBytes(t *testing.T, run *running, topic string, clusters ...
 // TestLargerBatchesReopenProducer proves that when a destination topic's
 // max.message.bytes is raised above what the shards' producers may write,
 // every shard opens a producer for it as soon as it sees the new plan
-// (counted as a restart with reason larger_batches), and a record of the
+// (counted as a restart with reason batch_limit), and a record of the
 // new size is then copied with everything before and after it, once each,
 // without an aborted transaction.
 func TestLargerBatchesReopenProducer(t *testing.T) {
@@ -100,8 +102,8 @@ func TestLargerBatchesReopenProducer(t *testing.T) {
 
 	raiseMaxMessageBytes(t, run, "blobs", src, dst)
 	waitFor(t, 30*time.Second, func() string {
-		if n := run.metricValue(t, "reo_shard_restarts_total", map[string]string{"reason": "larger_batches"}); n < float64(cfg.Shards) {
-			return fmt.Sprintf("reo_shard_restarts_total{reason=larger_batches} = %v, want %d (every shard)", n, cfg.Shards)
+		if n := run.metricValue(t, "reo_shard_restarts_total", map[string]string{"reason": "batch_limit"}); n < float64(cfg.Shards) {
+			return fmt.Sprintf("reo_shard_restarts_total{reason=batch_limit} = %v, want %d (every shard)", n, cfg.Shards)
 		}
 		return ""
 	})
@@ -138,7 +140,60 @@ func TestStaleBatchLimitReopensProducer(t *testing.T) {
 	if d := sameContent(t, src, "blobs", dst, "blobs"); d != "" {
 		t.Fatalf("destination differs from source: %s", d)
 	}
-	if n := run.metricValue(t, "reo_shard_restarts_total", map[string]string{"reason": "larger_batches"}); n != 1 {
-		t.Errorf("reo_shard_restarts_total{reason=larger_batches} = %v, want 1 (the shard of partition 0)", n)
+	if n := run.metricValue(t, "reo_shard_restarts_total", map[string]string{"reason": "batch_limit"}); n != 1 {
+		t.Errorf("reo_shard_restarts_total{reason=batch_limit} = %v, want 1 (the shard of partition 0)", n)
+	}
+}
+
+// TestLoweredBatchLimitReopensProducer proves that when a destination
+// topic's max.message.bytes is lowered under the batches the shard's
+// producer builds, the batch the destination refuses makes the shard open
+// a producer with the new limit (counted as batch_limit) and copy every
+// record once, instead of stopping with a RecordTooLargeError for records
+// that each fit.
+func TestLoweredBatchLimitReopensProducer(t *testing.T) {
+	src := newCluster(t, "src", 1, "docs")
+	dst := newCluster(t, "dst", 1)
+	cfg := testConfig(src, dst, "docs")
+	cfg.CommitInterval = time.Second
+	run := start(t, cfg)
+	produceNumbered(t, src, "docs", "a", 3, 1)
+	waitFor(t, 30*time.Second, countIs(t, dst, "docs", 3))
+
+	const lowered = 64 << 10
+	set := []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "max.message.bytes", Value: kadm.StringPtr(fmt.Sprint(lowered))}}
+	if _, err := admin(t, dst).AlterTopicConfigs(context.Background(), set, "docs"); err != nil {
+		t.Fatalf("lower max.message.bytes: %v", err)
+	}
+	waitFor(t, 30*time.Second, func() string {
+		if p, _ := run.r.currentPlan(); p == nil || p.maxBytes["docs"] != lowered {
+			return "the plan does not know the lowered max.message.bytes yet"
+		}
+		return ""
+	})
+	// The destination holds the next produce (reo's first of the next
+	// records: nothing else writes to it) for 300 ms, so the rest gather into a batch the old producer sizes up
+	// to 1 MiB: over the lowered limit, while each record fits it.
+	var held atomic.Bool
+	dst.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
+		if held.CompareAndSwap(false, true) {
+			dst.SleepControl(func() { time.Sleep(300 * time.Millisecond) })
+		}
+		return nil, nil, false
+	})
+	cl := client(t, src, kgo.ProducerLinger(time.Second))
+	var rs []*kgo.Record
+	for i := range 40 {
+		rs = append(rs, &kgo.Record{Topic: "docs", Value: append([]byte(fmt.Sprintf("b-%02d-", i)), bytes.Repeat([]byte("d"), 10_000)...)})
+	}
+	if err := cl.ProduceSync(context.Background(), rs...).FirstErr(); err != nil {
+		t.Fatalf("produce: %v", err)
+	}
+	waitFor(t, 30*time.Second, countIs(t, dst, "docs", 43))
+	if d := sameContent(t, src, "docs", dst, "docs"); d != "" {
+		t.Fatalf("destination differs from source: %s", d)
+	}
+	if n := run.metricValue(t, "reo_shard_restarts_total", map[string]string{"reason": "batch_limit"}); n != 1 {
+		t.Errorf("reo_shard_restarts_total{reason=batch_limit} = %v, want 1 (the topic's one shard)", n)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -106,7 +105,7 @@ func (w *shardWorker) run(ctx context.Context) {
 			w.r.fail(err)
 			return
 		case errors.As(err, new(*reopenProducerError)):
-			w.r.m.restarts.WithLabelValues("larger_batches").Inc()
+			w.r.m.restarts.WithLabelValues("batch_limit").Inc()
 			w.log.Info("reopening the shard's producer", "reason", err)
 			b.reset()
 		case fenced(err):
@@ -143,21 +142,13 @@ func (w *shardWorker) run(ctx context.Context) {
 // session is one ownership term: fence, read checkpoints, copy.
 func (w *shardWorker) session(ctx context.Context) error {
 	r := w.r
-	maxBytes := func(topic string) int32 {
-		if p, _ := r.currentPlan(); p != nil {
-			if n, ok := p.maxBytes[topic]; ok && n >= 512 {
-				return n
-			}
-		}
-		return defaultMaxMessageBytes
-	}
 	start, _ := r.currentPlan()
 	writeLimit := producerWriteBytes(start)
 	prod, err := kgo.NewClient(r.dstOpts(
 		kgo.TransactionalID(w.txnID),
 		kgo.TransactionTimeout(r.cfg.TransactionTimeout),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
-		kgo.ProducerBatchMaxBytesFn(maxBytes),
+		kgo.ProducerBatchMaxBytesFn(r.destMaxBytes),
 		kgo.ProducerBatchCompression(compressionCodec(r.cfg.Compression)...),
 		// The open transaction bounds what the producer holds
 		// (BatchMaxRecords, BatchMaxBytes), so franz-go's own bound of
@@ -191,7 +182,7 @@ func (w *shardWorker) session(ctx context.Context) error {
 	if h := r.hooks; h != nil && h.afterCheckpoints != nil {
 		h.afterCheckpoints(w.shard)
 	}
-	s := &copier{w: w, prod: prod, opened: openedMaxBytes(start), committed: cps, hwm: make(map[tp]int64), lso: make(map[tp]int64), behind: make(map[tp]int64), dstNext: make(map[tp]int64)}
+	s := &copier{w: w, prod: prod, opened: make(map[string]int32), committed: cps, hwm: make(map[tp]int64), lso: make(map[tp]int64), behind: make(map[tp]int64), dstNext: make(map[tp]int64)}
 	for {
 		p, changed := r.currentPlan()
 		if need := producerWriteBytes(p); need > writeLimit && (r.hooks == nil || r.hooks.keepProducer == nil || !r.hooks.keepProducer(w.shard)) {
@@ -257,20 +248,24 @@ const (
 	maxProduceRequest = 100 << 20
 )
 
-// openedMaxBytes is what the destination topics of p accept, as a producer
-// opened under p sizes its batches (nil for no plan).
-func openedMaxBytes(p *plan) map[string]int32 {
-	if p == nil {
-		return nil
+// destMaxBytes is the largest record batch destination topic accepts, by
+// the current plan: its max.message.bytes, or the brokers' default for a
+// topic the plan does not know (or a value too small for kgo).
+func (r *Replicator) destMaxBytes(topic string) int32 {
+	if p, _ := r.currentPlan(); p != nil {
+		if n, ok := p.maxBytes[topic]; ok && n >= 512 {
+			return n
+		}
 	}
-	return maps.Clone(p.maxBytes)
+	return defaultMaxMessageBytes
 }
 
-// reopenProducerError ends a session whose producer was opened for smaller
-// batches than a destination topic now accepts (a topic added, or its
-// max.message.bytes raised): kgo fixes a partition's batch limit when it
-// first learns the partition, and the request limit when the client opens.
-// The next session opens a producer for the new limits.
+// reopenProducerError ends a session whose producer no longer fits a
+// destination topic's max.message.bytes: its requests are smaller than a
+// topic now accepts (a topic added, or its limit raised), or it sized a
+// topic's batches by a limit since changed (kgo fixes a partition's batch
+// limit when it first learns the partition, and the request limit when
+// the client opens). The next session opens a producer for the new limits.
 type reopenProducerError struct{ reason string }
 
 func (e *reopenProducerError) Error() string { return e.reason }
