@@ -399,6 +399,18 @@ func (s *copier) begin(b *batch) error {
 	return nil
 }
 
+// changedLimit names a destination topic this session wrote to whose
+// max.message.bytes, by the current plan, is not what the session first
+// wrote to it under ("" when there is none), with the old and new limits.
+func (s *copier) changedLimit() (topic string, was, now int32) {
+	for t, n := range s.opened {
+		if cur := s.w.r.destMaxBytes(t); cur != n {
+			return t, n, cur
+		}
+	}
+	return "", 0, 0
+}
+
 // produceError turns a failed produce into the error the worker acts on.
 func (s *copier) produceError(err error) error {
 	var pf *produceFailure

@@ -14,26 +14,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// TestProducerWriteBytes pins the limit on a shard producer's requests: the
-// largest batch a destination topic of the plan accepts plus the request's
-// headroom, the brokers' default for an empty plan, at most kgo's default.
-func TestProducerWriteBytes(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		p    *plan
-		want int64
-	}{
-		{"no plan", nil, defaultMaxMessageBytes + produceRequestHeadroom},
-		{"default topics", &plan{maxBytes: map[string]int32{"a": defaultMaxMessageBytes, "b": 2000}}, defaultMaxMessageBytes + produceRequestHeadroom},
-		{"one large topic", &plan{maxBytes: map[string]int32{"a": defaultMaxMessageBytes, "big": 8 << 20}}, 8<<20 + produceRequestHeadroom},
-		{"beyond kgo's default", &plan{maxBytes: map[string]int32{"huge": 200 << 20}}, maxProduceRequest},
-	} {
-		if got := producerWriteBytes(c.p); int64(got) != c.want {
-			t.Errorf("%s: producerWriteBytes = %d, want %d", c.name, got, c.want)
-		}
-	}
-}
-
 // produceLarge writes small-0, a record of size bytes, then small-2 to
 // partition 0 of topic.
 func produceLarge(t *testing.T, c *kfake.Cluster, topic string, size int) {
@@ -51,7 +31,7 @@ func produceLarge(t *testing.T, c *kfake.Cluster, topic string, size int) {
 
 // TestLargeBatchTopicCopied proves that a topic whose max.message.bytes is
 // above the brokers' default has a record larger than that default copied:
-// a shard's producer writes requests as large as the plan's largest batch,
+// a shard's producer sizes its batches and requests by the topic's limit,
 // not only the default.
 func TestLargeBatchTopicCopied(t *testing.T) {
 	src := newCluster(t, "src", 1)
@@ -87,11 +67,11 @@ func raiseMaxMessageBytes(t *testing.T, run *running, topic string, clusters ...
 }
 
 // TestLargerBatchesReopenProducer proves that when a destination topic's
-// max.message.bytes is raised above what the shards' producers may write,
-// every shard opens a producer for it as soon as it sees the new plan
-// (counted as a restart with reason batch_limit), and a record of the
-// new size is then copied with everything before and after it, once each,
-// without an aborted transaction.
+// max.message.bytes is raised, every shard that wrote to it opens a new
+// producer as soon as it sees the new plan (counted as a restart with
+// reason batch_limit), and a record of the new size is then copied with
+// everything before and after it, once each, without an aborted
+// transaction.
 func TestLargerBatchesReopenProducer(t *testing.T) {
 	src := newCluster(t, "src", 2, "blobs")
 	dst := newCluster(t, "dst", 1)
@@ -101,9 +81,10 @@ func TestLargerBatchesReopenProducer(t *testing.T) {
 	waitFor(t, 30*time.Second, countIs(t, dst, "blobs", 10))
 
 	raiseMaxMessageBytes(t, run, "blobs", src, dst)
+	wrote := map[int32]bool{ShardOf("blobs", 0, cfg.Shards): true, ShardOf("blobs", 1, cfg.Shards): true}
 	waitFor(t, 30*time.Second, func() string {
-		if n := run.metricValue(t, "reo_shard_restarts_total", map[string]string{"reason": "batch_limit"}); n < float64(cfg.Shards) {
-			return fmt.Sprintf("reo_shard_restarts_total{reason=batch_limit} = %v, want %d (every shard)", n, cfg.Shards)
+		if n := run.metricValue(t, "reo_shard_restarts_total", map[string]string{"reason": "batch_limit"}); n != float64(len(wrote)) {
+			return fmt.Sprintf("reo_shard_restarts_total{reason=batch_limit} = %v, want %d (the shards of the topic's partitions)", n, len(wrote))
 		}
 		return ""
 	})
@@ -150,13 +131,14 @@ func TestStaleBatchLimitReopensProducer(t *testing.T) {
 // producer builds, the batch the destination refuses makes the shard open
 // a producer with the new limit (counted as batch_limit) and copy every
 // record once, instead of stopping with a RecordTooLargeError for records
-// that each fit.
+// that each fit. The shards here keep their producers when the plan
+// changes, as one does that polls the records before it sees the plan.
 func TestLoweredBatchLimitReopensProducer(t *testing.T) {
 	src := newCluster(t, "src", 1, "docs")
 	dst := newCluster(t, "dst", 1)
 	cfg := testConfig(src, dst, "docs")
 	cfg.CommitInterval = time.Second
-	run := start(t, cfg)
+	run := startHooked(t, cfg, &testHooks{keepProducer: func(int32) bool { return true }})
 	produceNumbered(t, src, "docs", "a", 3, 1)
 	waitFor(t, 30*time.Second, countIs(t, dst, "docs", 3))
 

@@ -65,7 +65,8 @@ type testHooks struct {
 	// batch and fetch sizes it uses.
 	copying func(shard int32, sz shardSizes)
 	// keepProducer, when it returns true, keeps a session's producer
-	// when a new plan's topics accept larger batches than it writes.
+	// when a new plan changes the max.message.bytes of a topic it wrote
+	// to.
 	keepProducer func(shard int32) bool
 }
 
@@ -142,8 +143,6 @@ func (w *shardWorker) run(ctx context.Context) {
 // session is one ownership term: fence, read checkpoints, copy.
 func (w *shardWorker) session(ctx context.Context) error {
 	r := w.r
-	start, _ := r.currentPlan()
-	writeLimit := producerWriteBytes(start)
 	prod, err := kgo.NewClient(r.dstOpts(
 		kgo.TransactionalID(w.txnID),
 		kgo.TransactionTimeout(r.cfg.TransactionTimeout),
@@ -158,7 +157,6 @@ func (w *shardWorker) session(ctx context.Context) error {
 		kgo.MaxBufferedRecords(r.cfg.BatchMaxRecords+10_000),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.MetadataMinAge(producerMetadataMinAge),
-		kgo.BrokerMaxWriteBytes(writeLimit),
 	)...)
 	if err != nil {
 		return fmt.Errorf("producer for shard %d: %w", w.shard, err)
@@ -185,11 +183,11 @@ func (w *shardWorker) session(ctx context.Context) error {
 	s := &copier{w: w, prod: prod, opened: make(map[string]int32), committed: cps, hwm: make(map[tp]int64), lso: make(map[tp]int64), behind: make(map[tp]int64), dstNext: make(map[tp]int64)}
 	for {
 		p, changed := r.currentPlan()
-		if need := producerWriteBytes(p); need > writeLimit && (r.hooks == nil || r.hooks.keepProducer == nil || !r.hooks.keepProducer(w.shard)) {
+		if t, was, now := s.changedLimit(); t != "" && (r.hooks == nil || r.hooks.keepProducer == nil || !r.hooks.keepProducer(w.shard)) {
 			// No transaction is open between copies. The next
 			// session fences and reads the checkpoints again, as
 			// every session must before it copies.
-			return &reopenProducerError{fmt.Sprintf("a destination topic accepts batches of up to %d bytes; the shard's producer writes requests of up to %d", need-produceRequestHeadroom, writeLimit)}
+			return &reopenProducerError{fmt.Sprintf("destination topic %s's max.message.bytes changed from %d to %d; the shard's producer sized its batches by the old one", t, was, now)}
 		}
 		var parts []partitionPlan
 		if p != nil {
@@ -217,37 +215,6 @@ func (w *shardWorker) session(ctx context.Context) error {
 	}
 }
 
-// producerWriteBytes is the largest produce request a shard's producer of
-// plan p writes: the largest record batch a destination topic of p accepts
-// (its max.message.bytes, the brokers' default for a topic the plan does not
-// know) plus produceRequestHeadroom, at most kgo's default of 100 MiB.
-//
-// kgo writes each request whole into one buffer and pools the buffers, so
-// the largest requests stay live: with kgo's default limit a shard's
-// request carried every partition's batch of its transaction, about 4 MB
-// at 1,250 partitions a shard, and two such buffers per producer were 33 MB
-// of a 106 MB live heap at 5,000 partitions (reports/bench-cost). A batch
-// still takes up to its topic's max.message.bytes.
-func producerWriteBytes(p *plan) int32 {
-	largest := int32(defaultMaxMessageBytes)
-	if p != nil {
-		for _, n := range p.maxBytes {
-			largest = max(largest, n)
-		}
-	}
-	return int32(min(int64(largest)+produceRequestHeadroom, maxProduceRequest))
-}
-
-const (
-	// produceRequestHeadroom is room in a produce request for what is
-	// not the batch: the request's header, transactional id, topic name
-	// (at most 249 bytes) and array lengths.
-	produceRequestHeadroom = 64 << 10
-	// maxProduceRequest is kgo's default limit on a request, Kafka's
-	// default socket.request.max.bytes.
-	maxProduceRequest = 100 << 20
-)
-
 // destMaxBytes is the largest record batch destination topic accepts, by
 // the current plan: its max.message.bytes, or the brokers' default for a
 // topic the plan does not know (or a value too small for kgo).
@@ -260,12 +227,10 @@ func (r *Replicator) destMaxBytes(topic string) int32 {
 	return defaultMaxMessageBytes
 }
 
-// reopenProducerError ends a session whose producer no longer fits a
-// destination topic's max.message.bytes: its requests are smaller than a
-// topic now accepts (a topic added, or its limit raised), or it sized a
-// topic's batches by a limit since changed (kgo fixes a partition's batch
-// limit when it first learns the partition, and the request limit when
-// the client opens). The next session opens a producer for the new limits.
+// reopenProducerError ends a session whose producer sized a destination
+// topic's batches by a max.message.bytes that has since changed: kgo fixes
+// a partition's batch limit when it first learns the partition. The next
+// session opens a producer for the new limit.
 type reopenProducerError struct{ reason string }
 
 func (e *reopenProducerError) Error() string { return e.reason }
