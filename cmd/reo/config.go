@@ -221,7 +221,7 @@ var settingsTable = []setting{
 		set: boolSetting(func(c *settings) *bool { return &c.cfg.ResyncChangedTopics })},
 	{heading: "operations", flag: "metrics-addr", env: "REO_METRICS_ADDR", usage: "listen address for /metrics, /healthz, /readyz (empty: off)",
 		set: stringSetting(func(c *settings) *string { return &c.metricsAddr })},
-	{flag: "memory-limit", env: "REO_MEMORY_LIMIT", usage: "the Go runtime's soft memory limit: auto (GOMEMLIMIT when set, else 224MiB, raised to 1.5 × the replications' live estimate + 64MiB once they connect), off (none but GOMEMLIMIT), or a size like 512MiB", def: "auto",
+	{flag: "memory-limit", env: "REO_MEMORY_LIMIT", usage: "the Go runtime's soft memory limit: auto (GOMEMLIMIT when set, else 224MiB, raised to 1.25 × the replications' live estimate + 64MiB once they connect), off (none but GOMEMLIMIT), or a size like 512MiB", def: "auto",
 		set: func(c *settings, v string) error {
 			n, err := parseMemoryLimit(v)
 			c.memoryLimit = n

@@ -49,12 +49,12 @@ func TestAutoMemoryLimit(t *testing.T) {
 		wantMiB                     int64
 	}{
 		{"defaults, one broker", 0, 1, 4, 12, 224},
-		{"defaults, two brokers", 0, 2, 4, 12, 272},
-		{"defaults, three brokers", 0, 3, 4, 12, 320},
-		{"defaults, 5,000 partitions", 0, 1, 4, 5000, 272},
-		{"defaults, 5,000 partitions, 64 shards", 0, 1, 64, 5000, 3312},
-		{"--max-inflight-bytes 256MiB", 256 << 20, 1, 4, 12, 848},
-		{"--max-inflight-bytes 1GiB", 1 << 30, 3, 4, 3, 3152},
+		{"defaults, two brokers", 0, 2, 4, 12, 240},
+		{"defaults, three brokers", 0, 3, 4, 12, 272},
+		{"defaults, 5,000 partitions", 0, 1, 4, 5000, 240},
+		{"defaults, 5,000 partitions, 64 shards", 0, 1, 64, 5000, 2768},
+		{"--max-inflight-bytes 256MiB", 256 << 20, 1, 4, 12, 720},
+		{"--max-inflight-bytes 1GiB", 1 << 30, 3, 4, 3, 2640},
 	} {
 		cfg := replicator.Config{MaxInflightBytes: c.inflight}
 		est := replicator.MemoryEstimateFor(cfg.InflightBound(c.shards, c.brokers), c.shards, c.partitions)
@@ -77,7 +77,7 @@ func TestAutoMemoryLimit(t *testing.T) {
 	}
 	for _, e := range []int64{0, 100 << 20, 2 << 30, 2<<30 + 1} {
 		got := autoMemoryLimit(e)
-		if got < autoMemoryFloor || got < e+e/2+autoMemoryHeadroom || got%autoMemoryStep != 0 || got >= max(autoMemoryFloor, e+e/2+autoMemoryHeadroom)+autoMemoryStep {
+		if got < autoMemoryFloor || got < e+e/4+autoMemoryHeadroom || got%autoMemoryStep != 0 || got >= max(autoMemoryFloor, e+e/4+autoMemoryHeadroom)+autoMemoryStep {
 			t.Errorf("autoMemoryLimit(%d) = %d", e, got)
 		}
 	}
@@ -174,8 +174,8 @@ func TestMemoryLimitMetric(t *testing.T) {
 		want int64
 	}{
 		// Four shards, three source brokers: 2 × 4 × (4 × 4 MiB + 4 MiB)
-		// + 3 partitions' state, × 1.5 + 64 MiB, rounded up.
-		{"auto", nil, "GOMEMLIMIT=", 320 << 20},
+		// + 3 partitions' state, × 1.25 + 64 MiB, rounded up.
+		{"auto", nil, "GOMEMLIMIT=", 272 << 20},
 		{"size", []string{"--memory-limit", "300MiB"}, "GOMEMLIMIT=", 300 << 20},
 		{"GOMEMLIMIT", nil, "GOMEMLIMIT=400MiB", 400 << 20},
 		{"off", []string{"--memory-limit", "off"}, "GOMEMLIMIT=", math.MaxInt64},
