@@ -102,7 +102,7 @@ func TestLargerBatchesReopenProducer(t *testing.T) {
 }
 
 // TestStaleBatchLimitReopensProducer proves that a record refused under
-// the limit its destination topic had when the shard's producer opened,
+// the limit its destination topic had when the shard first wrote to it,
 // which the topic now accepts, makes the shard open a new producer and
 // copy it (the transaction is aborted and copied again), instead of
 // stopping with a RecordTooLargeError. The shards here keep their
@@ -154,8 +154,9 @@ func TestLoweredBatchLimitReopensProducer(t *testing.T) {
 		return ""
 	})
 	// The destination holds the next produce (reo's first of the next
-	// records: nothing else writes to it) for 300 ms, so the rest gather into a batch the old producer sizes up
-	// to 1 MiB: over the lowered limit, while each record fits it.
+	// records: nothing else writes to it) for 300 ms, so the rest gather
+	// into a batch the old producer sizes up to 1 MiB: over the lowered
+	// limit, while each record fits it.
 	var held atomic.Bool
 	dst.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
 		if held.CompareAndSwap(false, true) {
