@@ -433,6 +433,13 @@ func (s *copier) produceError(err error) error {
 		// still refuses, this is not taken again.
 		return &reopenProducerError{fmt.Sprintf("record at topic %s partition %d offset %d (%d bytes) was refused under the batch limit destination topic %s had when the shard's producer first wrote to it; its max.message.bytes is now %d: %v", pf.p.topic, pf.p.partition, pf.offset, pf.size, pf.dst, limit, pf.err)}
 	}
+	if now, ok := s.w.r.freshMaxBytes(pf.dst); ok && now != limit {
+		// The plan is behind the topic: its limit changed since the
+		// last topic refresh. Neither stopping nor skipping is right
+		// before the plan has the new limit; the shard retries (with
+		// backoff) until it does.
+		return fmt.Errorf("record at topic %s partition %d offset %d (%d bytes) was refused while reo's plan had %d as destination topic %s's max.message.bytes, which is now %d: retrying once the topic refresh has it: %w", pf.p.topic, pf.p.partition, pf.offset, pf.size, limit, pf.dst, now, pf.err)
+	}
 	if s.w.r.cfg.AllowDataLoss && alone {
 		if s.w.skip[pf.p] == nil {
 			s.w.skip[pf.p] = make(map[int64]bool)

@@ -180,3 +180,41 @@ func TestLoweredBatchLimitReopensProducer(t *testing.T) {
 		t.Errorf("reo_shard_restarts_total{reason=batch_limit} = %v, want 1 (the topic's one shard)", n)
 	}
 }
+
+// TestRaisedLimitBeforeRefreshRetried proves that a record larger than its
+// destination topic's max.message.bytes in reo's plan, which the topic
+// accepts since a raise the plan has not seen yet, is neither a reason to
+// stop nor, with AllowDataLoss, skipped: the shard retries until the topic
+// refresh has the new limit, then copies it once.
+func TestRaisedLimitBeforeRefreshRetried(t *testing.T) {
+	for _, allow := range []bool{false, true} {
+		t.Run(fmt.Sprintf("AllowDataLoss=%v", allow), func(t *testing.T) {
+			src := newCluster(t, "src", 2, "blobs")
+			dst := newCluster(t, "dst", 1)
+			produceNumbered(t, src, "blobs", "a", 10, 2)
+			cfg := testConfig(src, dst, "blobs")
+			cfg.TopicRefreshInterval = 5 * time.Second // the next refresh comes well after the record
+			cfg.AllowDataLoss = allow
+			run := start(t, cfg)
+			waitFor(t, 30*time.Second, countIs(t, dst, "blobs", 10))
+
+			set := []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "max.message.bytes", Value: kadm.StringPtr(fmt.Sprint(6 << 20))}}
+			for _, c := range []*kfake.Cluster{src, dst} {
+				if _, err := admin(t, c).AlterTopicConfigs(context.Background(), set, "blobs"); err != nil {
+					t.Fatalf("raise max.message.bytes: %v", err)
+				}
+			}
+			produceLarge(t, src, "blobs", 3<<20)
+			waitFor(t, 30*time.Second, countIs(t, dst, "blobs", 13))
+			if d := sameContent(t, src, "blobs", dst, "blobs"); d != "" {
+				t.Fatalf("destination differs from source: %s", d)
+			}
+			if n := run.metricValue(t, "reo_skipped_records_total", map[string]string{"reason": "too_large"}); n != 0 {
+				t.Errorf("reo_skipped_records_total{reason=too_large} = %v, want 0", n)
+			}
+			if n := run.metricValue(t, "reo_shard_restarts_total", map[string]string{"reason": "error"}); n < 1 {
+				t.Errorf("reo_shard_restarts_total{reason=error} = %v, want at least 1: the record should have come before the plan had the new limit", n)
+			}
+		})
+	}
+}

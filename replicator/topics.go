@@ -470,6 +470,23 @@ func (r *Replicator) destConfigs(ctx context.Context, dsts []string, blocked map
 	return out, nil
 }
 
+// freshMaxBytes reads destination topic dst's max.message.bytes from the
+// destination now, not from the plan, as destMaxBytes would take it
+// (false when it cannot be read).
+func (r *Replicator) freshMaxBytes(dst string) (int32, bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cs, err := r.destConfigs(ctx, []string{dst}, make(map[string]string), map[string]string{dst: dst})
+	c, ok := cs[dst]
+	if err != nil || !ok {
+		return 0, false
+	}
+	if c.maxBytes < 512 {
+		return defaultMaxMessageBytes, true
+	}
+	return c.maxBytes, true
+}
+
 // namedConfigs is a DescribeConfigs answer by resource name.
 type namedConfigs map[string]kadm.ResourceConfig
 
