@@ -40,9 +40,27 @@ func TestLargeBatchTopicCopied(t *testing.T) {
 	createTopic(t, src, "blobs", 2, big)
 	produceLarge(t, src, "blobs", 3<<20)
 	start(t, testConfig(src, dst, "blobs"))
-	waitFor(t, 30*time.Second, countIs(t, dst, "blobs", 3))
-	if d := sameContent(t, src, "blobs", dst, "blobs"); d != "" {
+	copiedOnce(t, src, dst, "blobs", 3)
+}
+
+// copiedOnce waits until topic holds n records in dst and checks they are
+// src's, in order, each once.
+func copiedOnce(t *testing.T, src, dst *kfake.Cluster, topic string, n int) {
+	t.Helper()
+	waitFor(t, 30*time.Second, countIs(t, dst, topic, n))
+	if d := sameContent(t, src, topic, dst, topic); d != "" {
 		t.Fatalf("destination differs from source: %s", d)
+	}
+}
+
+// setMaxMessageBytes sets topic's max.message.bytes to n on each cluster.
+func setMaxMessageBytes(t *testing.T, topic string, n int, clusters ...*kfake.Cluster) {
+	t.Helper()
+	set := []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "max.message.bytes", Value: kadm.StringPtr(fmt.Sprint(n))}}
+	for _, c := range clusters {
+		if _, err := admin(t, c).AlterTopicConfigs(context.Background(), set, topic); err != nil {
+			t.Fatalf("set max.message.bytes of %s to %d: %v", topic, n, err)
+		}
 	}
 }
 
@@ -51,12 +69,7 @@ func TestLargeBatchTopicCopied(t *testing.T) {
 func raiseMaxMessageBytes(t *testing.T, run *running, topic string, clusters ...*kfake.Cluster) {
 	t.Helper()
 	const raised = 6 << 20
-	set := []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "max.message.bytes", Value: kadm.StringPtr(fmt.Sprint(raised))}}
-	for _, c := range clusters {
-		if _, err := admin(t, c).AlterTopicConfigs(context.Background(), set, topic); err != nil {
-			t.Fatalf("raise max.message.bytes: %v", err)
-		}
-	}
+	setMaxMessageBytes(t, topic, raised, clusters...)
 	waitFor(t, 30*time.Second, func() string {
 		p, _ := run.r.currentPlan()
 		if p == nil || p.maxBytes[topic] != raised {
@@ -89,10 +102,7 @@ func TestLargerBatchesReopenProducer(t *testing.T) {
 		return ""
 	})
 	produceLarge(t, src, "blobs", 3<<20)
-	waitFor(t, 30*time.Second, countIs(t, dst, "blobs", 13))
-	if d := sameContent(t, src, "blobs", dst, "blobs"); d != "" {
-		t.Fatalf("destination differs from source: %s", d)
-	}
+	copiedOnce(t, src, dst, "blobs", 13)
 	if n := run.metricValue(t, "reo_shard_restarts_total", map[string]string{"reason": "error"}); n != 0 {
 		t.Errorf("reo_shard_restarts_total{reason=error} = %v, want 0", n)
 	}
@@ -117,10 +127,7 @@ func TestStaleBatchLimitReopensProducer(t *testing.T) {
 
 	raiseMaxMessageBytes(t, run, "blobs", src, dst)
 	produceLarge(t, src, "blobs", 3<<20)
-	waitFor(t, 30*time.Second, countIs(t, dst, "blobs", 13))
-	if d := sameContent(t, src, "blobs", dst, "blobs"); d != "" {
-		t.Fatalf("destination differs from source: %s", d)
-	}
+	copiedOnce(t, src, dst, "blobs", 13)
 	if n := run.metricValue(t, "reo_shard_restarts_total", map[string]string{"reason": "batch_limit"}); n != 1 {
 		t.Errorf("reo_shard_restarts_total{reason=batch_limit} = %v, want 1 (the shard of partition 0)", n)
 	}
@@ -143,10 +150,7 @@ func TestLoweredBatchLimitReopensProducer(t *testing.T) {
 	waitFor(t, 30*time.Second, countIs(t, dst, "docs", 3))
 
 	const lowered = 64 << 10
-	set := []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "max.message.bytes", Value: kadm.StringPtr(fmt.Sprint(lowered))}}
-	if _, err := admin(t, dst).AlterTopicConfigs(context.Background(), set, "docs"); err != nil {
-		t.Fatalf("lower max.message.bytes: %v", err)
-	}
+	setMaxMessageBytes(t, "docs", lowered, dst)
 	waitFor(t, 30*time.Second, func() string {
 		if p, _ := run.r.currentPlan(); p == nil || p.maxBytes["docs"] != lowered {
 			return "the plan does not know the lowered max.message.bytes yet"
@@ -172,10 +176,7 @@ func TestLoweredBatchLimitReopensProducer(t *testing.T) {
 	if err := cl.ProduceSync(context.Background(), rs...).FirstErr(); err != nil {
 		t.Fatalf("produce: %v", err)
 	}
-	waitFor(t, 30*time.Second, countIs(t, dst, "docs", 43))
-	if d := sameContent(t, src, "docs", dst, "docs"); d != "" {
-		t.Fatalf("destination differs from source: %s", d)
-	}
+	copiedOnce(t, src, dst, "docs", 43)
 	if n := run.metricValue(t, "reo_shard_restarts_total", map[string]string{"reason": "batch_limit"}); n != 1 {
 		t.Errorf("reo_shard_restarts_total{reason=batch_limit} = %v, want 1 (the topic's one shard)", n)
 	}
@@ -198,17 +199,9 @@ func TestRaisedLimitBeforeRefreshRetried(t *testing.T) {
 			run := start(t, cfg)
 			waitFor(t, 30*time.Second, countIs(t, dst, "blobs", 10))
 
-			set := []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "max.message.bytes", Value: kadm.StringPtr(fmt.Sprint(6 << 20))}}
-			for _, c := range []*kfake.Cluster{src, dst} {
-				if _, err := admin(t, c).AlterTopicConfigs(context.Background(), set, "blobs"); err != nil {
-					t.Fatalf("raise max.message.bytes: %v", err)
-				}
-			}
+			setMaxMessageBytes(t, "blobs", 6<<20, src, dst)
 			produceLarge(t, src, "blobs", 3<<20)
-			waitFor(t, 30*time.Second, countIs(t, dst, "blobs", 13))
-			if d := sameContent(t, src, "blobs", dst, "blobs"); d != "" {
-				t.Fatalf("destination differs from source: %s", d)
-			}
+			copiedOnce(t, src, dst, "blobs", 13)
 			if n := run.metricValue(t, "reo_skipped_records_total", map[string]string{"reason": "too_large"}); n != 0 {
 				t.Errorf("reo_skipped_records_total{reason=too_large} = %v, want 0", n)
 			}
