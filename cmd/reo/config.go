@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -123,28 +122,8 @@ func stringSetting(p func(*settings) *string) func(*settings, string) error {
 	}
 }
 
-// parseSize parses a byte count: a number with an optional suffix B, KB,
-// MB, GB (powers of 1000) or KiB, MiB, GiB (powers of 1024), any case.
-func parseSize(v string) (int64, error) {
-	s := strings.TrimSpace(v)
-	units := []struct {
-		suffix string
-		mult   int64
-	}{{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"kb", 1e3}, {"mb", 1e6}, {"gb", 1e9}, {"b", 1}}
-	mult := int64(1)
-	lower := strings.ToLower(s)
-	for _, u := range units {
-		if strings.HasSuffix(lower, u.suffix) {
-			mult, s = u.mult, strings.TrimSpace(s[:len(s)-len(u.suffix)])
-			break
-		}
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < 0 || n > math.MaxInt64/mult {
-		return 0, fmt.Errorf("%q is not a size like 512MiB, 1GiB or 1000000", v)
-	}
-	return n * mult, nil
-}
+// parseSize parses a byte count (flaglist.Size).
+var parseSize = flaglist.Size
 
 var settingsTable = []setting{
 	{heading: "clusters and topics", flag: "source-bootstrap", env: envSourceBootstrap, usage: "source cluster bootstrap servers, host:port[,host:port...] (required)",

@@ -378,6 +378,25 @@ func ParseConfig(args []string, stderr io.Writer) (*Config, error) {
 	if *bytes <= 0 || *maxRecords <= 0 {
 		return nil, errors.New("--bytes and --max-records must be positive")
 	}
+	for _, v := range flaglist.Split(*inflight) {
+		if n, err := flaglist.Size(v); err != nil || n <= 0 {
+			return nil, fmt.Errorf("--reo-max-inflight: %q is not a size like 64MiB or 1GiB", v)
+		}
+	}
+	switch {
+	case c.rate < 0 || math.IsNaN(c.rate) || math.IsInf(c.rate, 0):
+		return nil, fmt.Errorf("--latency-rate %g: must be a number of records/s, or 0 for half the slowest system's saturation", c.rate)
+	case c.latency <= 0:
+		return nil, fmt.Errorf("--latency-duration %s: must be positive", c.latency)
+	case c.warmup < 0:
+		return nil, fmt.Errorf("--warmup %s: must not be negative", c.warmup)
+	case c.phaseTimeout <= 0:
+		return nil, fmt.Errorf("--phase-timeout %s: must be positive", c.phaseTimeout)
+	case c.stopGrace <= 0:
+		return nil, fmt.Errorf("--stop-grace %s: must be positive", c.stopGrace)
+	case c.mm2Tasks < 0:
+		return nil, fmt.Errorf("--mm2-tasks %d: must not be negative (0: one per partition, at most 4 per instance)", c.mm2Tasks)
+	}
 	if *ratesFrom != "" {
 		var err error
 		if c.rates, err = offeredRates(*ratesFrom); err != nil {
