@@ -96,6 +96,33 @@ func TestCPUWhy(t *testing.T) {
 			t.Errorf("why %s is missed names a group that cost no more: %q", goal, w)
 		}
 	}
+	// The throughput goal also says what each commit's drain is, from
+	// reo's saturation metrics, and how reo stands against pipe-flush,
+	// which drains before each poll; the CPU goal does not.
+	if w := why["throughput vs pipe"]; strings.Contains(w, "pipe-flush") || strings.Contains(w, "transactions at saturation") {
+		t.Errorf("why without reo's metrics or pipe-flush names them: %q", w)
+	}
+	for i, c := range []float64{30, 40, 50} {
+		r.Results[2*i].ReoSaturation = &ReoStats{Transactions: 60, RecordsPerTxn: 15_000 + 1000*float64(i), CommitMsAvg: c, FlushMsAvg: c - 1, EndMsAvg: 1}
+		r.Results = append(r.Results, Result{System: SysPipeFlush, Workload: wl, RecordsPerSec: 250_000, MBPerSec: 250, CPUSecondsPerGB: 1.5,
+			BrokerCPUSecondsPerGB: 2.5, HarnessCPUSecondsPerGB: 1, Verified: true})
+	}
+	why = map[string]string{}
+	for _, g := range r.Targets(wl.Name) {
+		why[g.Name] = g.Why
+	}
+	for _, want := range []string{
+		"used about 70% of the machine's 2 CPUs (with pipe: 75%)",
+		"transactions at saturation held 16000 records each, and their commits took 40.0 ms on average (the flush of records and checkpoints 39.0, EndTxn 1.0)",
+		"pipe-flush, the pipe waiting for its records to be written before each next poll, as reo waits for a transaction's records before its commit, copied 250000 records/s: reo is 0.80× it",
+	} {
+		if w := why["throughput vs pipe"]; !strings.Contains(w, want) {
+			t.Errorf("why throughput vs pipe is missed: %q lacks %q", w, want)
+		}
+	}
+	if w := why["CPU s/GB vs pipe"]; strings.Contains(w, "pipe-flush") {
+		t.Errorf("why CPU s/GB vs pipe is missed speaks of the drain: %q", w)
+	}
 	// Met: no why.
 	for i := range r.Results {
 		if r.Results[i].System == SysReo {
