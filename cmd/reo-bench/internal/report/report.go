@@ -914,7 +914,10 @@ func (r *Report) mm2Heap() string {
 func (r *Report) windowText() string {
 	w := "records/s = (N − records visible at the first sighting) / (last − first sighting)."
 	if r.WindowFrom > 0 {
-		w = fmt.Sprintf("records/s = (N − M) / (last sighting − sighting of M), where M is the count at the first sighting of at least %.0f%% of N (--window-from): the start of the run, before the loops and the brokers are in their stride, is left out. The ceilings are timed over the same share (the producer from its acknowledgements); CPU s/GB is over the same window. A system that reads the source ahead of what it writes does some of its work before the window opens, so each workload also gives every system's CPU over its whole run (run_cpu_seconds_per_gb in bench.json, start-up included; reports/bench-geo/cpu-window).", r.WindowFrom*100)
+		w = fmt.Sprintf("records/s = (N − M) / (last sighting − sighting of M), where M is the count at the first sighting of at least %.0f%% of N (--window-from): the start of the run, before the loops and the brokers are in their stride, is left out. The ceilings are timed over the same share (the producer from its acknowledgements); CPU s/GB is over the same window.", r.WindowFrom*100)
+		if slices.ContainsFunc(r.Results, func(x Result) bool { return x.RunCPUSecondsPerGB > 0 }) {
+			w += " A system that reads the source ahead of what it writes does some of its work before the window opens, so each workload also gives every system's CPU over its whole run (run_cpu_seconds_per_gb in bench.json, start-up included; reports/bench-geo/cpu-window)."
+		}
 	}
 	if r.StableTiming {
 		w += " The sightings are not the consumer's: every " + fmt.Sprint(StableEvery.Milliseconds()) + " ms (less often from 1,000 partitions: " + fmt.Sprint(StableEvery.Milliseconds()) + " ms per 500, at most 1 s) the harness sums the destination partitions' last stable offsets (ListOffsets, read_committed), which say what a read_committed reader may read without reading it, so a consumer that falls behind does not delay them (the harness's fell a second behind reo's transactional output, reports/bench-window). The sums count transaction markers too, so they are scaled by N over the final sum, and the run ends at the first sample of that final sum."

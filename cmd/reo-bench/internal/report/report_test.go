@@ -634,6 +634,18 @@ func TestPerSystemLines(t *testing.T) {
 			}
 		})
 	}
+	// The methods say each workload gives the whole runs' CPU only when
+	// the report has it (reports from before it was measured do not).
+	const says = "also gives every system's CPU over its whole run"
+	r := sampleReport()
+	r.WindowFrom = 0.1
+	if md := writtenMarkdown(t, r); strings.Contains(md, says) {
+		t.Errorf("bench.md without whole-run figures says %q", says)
+	}
+	r.Results[1].RunCPUSecondsPerGB = 2
+	if md := writtenMarkdown(t, r); !strings.Contains(md, says) {
+		t.Errorf("bench.md with whole-run figures does not say %q", says)
+	}
 }
 
 // p99Why is the why of r's "p99 vs pipe at the same rate" goal on workload.

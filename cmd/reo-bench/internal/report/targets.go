@@ -120,7 +120,7 @@ func (r *Report) Targets(workload string) []Target {
 			Met: reo.P99Ms.Median <= GoalP99Ms && reo.AllVerified(), Margin: fmt.Sprintf("%+.1f ms", GoalP99Ms-reo.P99Ms.Median)})
 	}
 	if ref := ratio("CPU s/GB vs pipe", atLeastOncePipes, cpu, GoalCPUVsPipe, true); ref != "" && !out[len(out)-1].Met {
-		out[len(out)-1].Why = r.cpuWhy(workload, ref)
+		out[len(out)-1].Why = joinWhy(r.cpuWhy(workload, ref), r.runCPUWhy(workload, ref))
 	}
 	if reo.PeakRSSMB.N > 0 {
 		add(Target{Name: "peak RSS", Want: fmt.Sprintf("≤ %.0f MiB", GoalRSSMiB), Got: fmt.Sprintf("%.0f MiB (largest run)", reo.PeakRSSMB.Max),
@@ -150,6 +150,27 @@ func joinWhy(parts ...string) string {
 		}
 	}
 	return strings.Join(out, ". ")
+}
+
+// runCPUWhy sets the CPU goal's window beside each whole saturation run
+// (start-up included, and what a system read ahead before the window
+// opened): reo's and ref's medians over their verified runs, and their
+// ratio. "" when either lacks the figure.
+func (r *Report) runCPUWhy(workload, ref string) string {
+	med := func(sys string) float64 {
+		var xs []float64
+		for _, x := range r.Results {
+			if x.System == sys && x.Workload.Name == workload && x.Verified && x.RunCPUSecondsPerGB > 0 {
+				xs = append(xs, x.RunCPUSecondsPerGB)
+			}
+		}
+		return SpreadOf(xs).Median
+	}
+	a, b := med(SysReo), med(ref)
+	if a <= 0 || b <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("Over each whole saturation run, from the process's start to its last record visible (start-up included, and what it read ahead before the measured window opened), reo cost %.2f CPU s/GB against %s's %.2f: %.2f×", a, ref, b, a/b)
 }
 
 // drainWhy explains a missed throughput goal from reo's own saturation
