@@ -81,23 +81,27 @@ chaos: kafka
 ## anew cost 5-14 s of system time in whichever process touched it (reports/bench-guestmem). report only says so.
 BENCH_GUEST_MEMORY ?= keep
 
+## BENCH_DATA: where the brokers of bench-quick, bench and bench-geo keep their files: tmpfs, as bench-cost; on
+## this project's VM the ext4 disk slowed the destination's transaction markers (reports/bench-cost/README.md), and
+## reo's one quick run there was 0.77x the pipe where on tmpfs it was 1.03x. BENCH_DATA= keeps them in the temp dir.
+BENCH_DATA ?= /dev/shm
+
 ## bench-quick: reo vs pipe vs MM2 vs MM2-eos, 1 KiB / 12 partitions (< 5 min on 2 cores)
 bench-quick: kafka kafka-mm2
-	$(GO) run ./cmd/reo-bench --quick --guest-memory $(BENCH_GUEST_MEMORY) --out reports/bench-quick
+	$(GO) run ./cmd/reo-bench --quick --guest-memory $(BENCH_GUEST_MEMORY) $(if $(BENCH_DATA),--broker-data $(BENCH_DATA)) --out reports/bench-quick
 
 ## bench: full plan (sizes, partitions, instances, reo commit interval / linger / in-flight), 3 interleaved runs each,
 ## with pipe-flush (the pipe marking a poll at once; the goals take the better of it and the pipe) and pipe-txn (the
-## pipe with a transaction per poll) next to the four systems; broker data on tmpfs (BENCH_DATA,
-## as bench-cost; BENCH_DATA= keeps them in the temp dir); 1 GB per saturation run (3,000,000 records of 100 B).
+## pipe with a transaction per poll) next to the four systems; broker data on tmpfs (BENCH_DATA);
+## 1 GB per saturation run (3,000,000 records of 100 B).
 ## The committed report (1 h 17 min) skips pipe-txn and the reo-setting experiments and runs 10 s latency runs:
 ## --reo-commit-intervals "" --reo-commit-lingers "" --reo-max-inflight "" --reo-shards "" --latency-duration 10s --warmup 2s
-BENCH_DATA ?= /dev/shm
 bench: kafka kafka-mm2
 	$(GO) run ./cmd/reo-bench --systems pipe,pipe-flush,pipe-txn,reo,mm2,mm2-eos --bytes 1000000000 --max-records 3000000 --guest-memory $(BENCH_GUEST_MEMORY) $(if $(BENCH_DATA),--broker-data $(BENCH_DATA)) --out reports/bench-full
 
 ## bench-geo: reo vs pipe vs MM2 vs MM2-eos across 40 and 100 ms links to the source and to the destination
 bench-geo: kafka kafka-mm2
-	$(GO) run ./cmd/reo-bench --geo --guest-memory $(BENCH_GUEST_MEMORY) --out reports/bench-geo
+	$(GO) run ./cmd/reo-bench --geo --guest-memory $(BENCH_GUEST_MEMORY) $(if $(BENCH_DATA),--broker-data $(BENCH_DATA)) --out reports/bench-geo
 
 ## bench-cost: reo and MM2 at 12 to 5,000 partitions and 1,000 topics (throughput, start-up, commit time, memory);
 ## server-JVM brokers and 15-minute phases: the test JVM took over 5 minutes to create and fill 5,000 partitions;
