@@ -481,10 +481,7 @@ func (r *Replicator) freshMaxBytes(dst string) (int32, bool) {
 	if err != nil || !ok {
 		return 0, false
 	}
-	if c.maxBytes < 512 {
-		return defaultMaxMessageBytes, true
-	}
-	return c.maxBytes, true
+	return batchLimit(c.maxBytes), true
 }
 
 // namedConfigs is a DescribeConfigs answer by resource name.

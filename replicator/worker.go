@@ -220,11 +220,22 @@ func (w *shardWorker) session(ctx context.Context) error {
 // topic the plan does not know (or a value too small for kgo).
 func (r *Replicator) destMaxBytes(topic string) int32 {
 	if p, _ := r.currentPlan(); p != nil {
-		if n, ok := p.maxBytes[topic]; ok && n >= 512 {
-			return n
+		if n, ok := p.maxBytes[topic]; ok {
+			return batchLimit(n)
 		}
 	}
 	return defaultMaxMessageBytes
+}
+
+// batchLimit is the batch limit a topic's max.message.bytes n gives the
+// producer: n, or the brokers' default for a value too small for kgo.
+// destMaxBytes and freshMaxBytes both use it, so a limit read fresh
+// compares equal to the plan's when the topic did not change.
+func batchLimit(n int32) int32 {
+	if n < 512 {
+		return defaultMaxMessageBytes
+	}
+	return n
 }
 
 // reopenProducerError ends a session whose producer sized a destination
