@@ -1014,7 +1014,7 @@ func (s *copier) openSource(ctx context.Context, parts []partitionPlan, sz shard
 		if !ok {
 			d = -1
 		}
-		w.trans.reset(k, s.ids[k].srcID, p.DstTopic, offsets[p.Topic][p.Partition].EpochOffset().Offset, d)
+		w.trans.reset(k, s.ids[k].srcID, p.DstTopic, s.ids[k].dstID, offsets[p.Topic][p.Partition].EpochOffset().Offset, d)
 		if cp, ok := s.committed[k]; ok && cp.SrcTopicID == s.ids[k].srcID && cp.DstTopic == p.DstTopic {
 			w.trans.seed(k, cp)
 		}

@@ -117,6 +117,7 @@ func (r *Replicator) syncGroup(ctx context.Context, group string, plans map[tp]p
 	now := time.Now().UTC().Format(time.RFC3339)
 	want := make(kadm.Offsets)
 	from := make(map[tp]int64)
+	ids := make(map[string]string) // destination topic -> id when its copy was checked
 	src.Each(func(o kadm.OffsetResponse) {
 		p := tp{o.Topic, o.Partition}
 		pp, ok := plans[p]
@@ -127,16 +128,19 @@ func (r *Replicator) syncGroup(ctx context.Context, group string, plans map[tp]p
 		if !ok {
 			return // another instance's shard: it syncs this partition
 		}
-		d, dstTopic, why := trans.translate(p, pp.SrcTopicID, o.At)
+		tr, why := trans.translate(p, pp.SrcTopicID, o.At)
 		if why != "" {
 			r.m.translateFailures.WithLabelValues(why).Inc()
 			r.log.Debug("group offset not translated", "group", group, "topic", p.topic, "partition", p.partition, "offset", o.At, "why", why)
 			return
 		}
-		d = max(0, d+translateSkew)
-		want.Add(kadm.Offset{Topic: dstTopic, Partition: p.partition, At: d, LeaderEpoch: -1,
+		d := max(0, tr.Offset+translateSkew)
+		want.Add(kadm.Offset{Topic: tr.Topic, Partition: p.partition, At: d, LeaderEpoch: -1,
 			Metadata: syncMetaPrefix + r.cfg.Name + " src=" + strconv.FormatInt(o.At, 10) + " at=" + now})
-		from[tp{dstTopic, p.partition}] = o.At
+		from[tp{tr.Topic, p.partition}] = o.At
+		if tr.ID != "" {
+			ids[tr.Topic] = tr.ID
+		}
 	})
 	if len(want) == 0 {
 		return 0, nil
@@ -165,6 +169,9 @@ func (r *Replicator) syncGroup(ctx context.Context, group string, plans map[tp]p
 	if len(commit) == 0 {
 		return 0, nil
 	}
+	if commit, err = r.stillOurs(ctx, commit, ids); err != nil || len(commit) == 0 {
+		return 0, err
+	}
 	resp, err := r.dstAdm.CommitOffsets(ctx, group, commit)
 	if err != nil {
 		return 0, fmt.Errorf("commit destination offsets: %w", err)
@@ -176,6 +183,54 @@ func (r *Replicator) syncGroup(ctx context.Context, group string, plans map[tp]p
 	commit.Each(func(kadm.Offset) { n++ })
 	r.log.Debug("synced group offsets", "group", group, "partitions", n)
 	return n, nil
+}
+
+// stillOurs keeps the offsets of commit that still point into what reo
+// copied: their destination topic is the one the copy checked (ids: its
+// id then, per topic; a topic deleted and created again since has a new
+// id, an empty log and none of the copied records) and the offset is not
+// past the partition's end (the copy's commit markers may not all be
+// written yet). An offset committed into a recreated topic would stay
+// there, since offsets never go back, and send a consumer that fails over
+// past the records copied into it again. The others wait for a later sync.
+func (r *Replicator) stillOurs(ctx context.Context, commit kadm.Offsets, ids map[string]string) (kadm.Offsets, error) {
+	topics := make([]string, 0, len(commit))
+	for t := range commit {
+		topics = append(topics, t)
+	}
+	listed, err := r.dstAdm.ListTopics(ctx, topics...)
+	if err != nil {
+		return nil, fmt.Errorf("describe destination topics: %w", err)
+	}
+	ends, err := r.dstAdm.ListEndOffsets(ctx, topics...)
+	if err != nil {
+		return nil, fmt.Errorf("list destination end offsets: %w", err)
+	}
+	keep := make(kadm.Offsets)
+	commit.Each(func(o kadm.Offset) {
+		td, ok := listed[o.Topic]
+		if !ok || td.Err != nil {
+			r.m.translateFailures.WithLabelValues("destination topic not described").Inc()
+			return
+		}
+		if was, now := ids[o.Topic], topicIDString(td.ID); was != "" && now != "" && was != now {
+			r.m.translateFailures.WithLabelValues("destination topic recreated").Inc()
+			r.log.Warn("not syncing a group offset into a destination topic created again since reo copied into it", "topic", o.Topic, "partition", o.Partition, "offset", o.At, "copied_into_id", was, "id_now", now)
+			return
+		}
+		end, ok := ends.Lookup(o.Topic, o.Partition)
+		if !ok || end.Err != nil {
+			r.m.translateFailures.WithLabelValues("destination end not listed").Inc()
+			return
+		}
+		if o.At > end.Offset {
+			r.m.translateFailures.WithLabelValues("past the destination end").Inc()
+			r.log.Debug("group offset past the destination partition's end; syncing it later", "topic", o.Topic, "partition", o.Partition, "offset", o.At, "end", end.Offset)
+			return
+		}
+		keep.Add(o)
+	})
+	return keep, nil
 }
 
 // GroupOffset is one partition of a consumer group seen from both sides:

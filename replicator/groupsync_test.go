@@ -182,3 +182,44 @@ func TestGroupSyncLeavesActiveGroupsAndNeverGoesBack(t *testing.T) {
 		t.Fatalf("destination offset of a group with members moved from %d to %d", first, got)
 	}
 }
+
+// TestGroupSyncSkipsRecreatedDestination proves that a group offset is not
+// synced into a destination topic deleted and created again since reo
+// copied into it. The shard's copy history still describes the old topic
+// until its next session (the source is idle, so no commit fails first);
+// committed into the new topic, the translated offset would stay there
+// (offsets never go back) and send a consumer that fails over past records
+// copied into it again.
+func TestGroupSyncSkipsRecreatedDestination(t *testing.T) {
+	src := newCluster(t, "src", 1, "orders")
+	dst := newCluster(t, "dst", 1)
+	cfg := testConfig(src, dst, "orders")
+	cfg.GroupSyncInterval = 100 * time.Millisecond
+	cfg.TopicRefreshInterval = time.Minute // the plan keeps the old topic's id
+	cfg.BatchMaxRecords = 1                // a commit marker after each record
+	run := start(t, cfg)
+	produceNumbered(t, src, "orders", "a", 10, 1)
+	waitFor(t, 30*time.Second, countIs(t, dst, "orders", 10))
+	commitGroup(t, src, "app", "orders", map[int32]int64{0: 10})
+	waitFor(t, 10*time.Second, func() string {
+		if o, ok := groupOffsets(t, dst, "app").Lookup("orders", 0); !ok || o.Err != nil || o.At != 20 {
+			return fmt.Sprintf("group app not synced to 20 yet (%+v)", o)
+		}
+		return ""
+	})
+
+	recreateTopic(t, dst, "orders", 1)
+	reason := map[string]string{"reason": "destination topic recreated"}
+	waitFor(t, 10*time.Second, func() string {
+		if o, ok := groupOffsets(t, dst, "app").Lookup("orders", 0); ok && o.Err == nil {
+			t.Fatalf("group app has offset %d in the recreated, empty destination topic; want none", o.At)
+		}
+		if n := run.metricValue(t, "reo_group_offset_translation_failures_total", reason); n < 3 {
+			return fmt.Sprintf("%v syncs refused into the recreated topic, want 3", n)
+		}
+		return ""
+	})
+	if o, ok := groupOffsets(t, dst, "app").Lookup("orders", 0); ok && o.Err == nil {
+		t.Fatalf("group app has offset %d in the recreated, empty destination topic; want none", o.At)
+	}
+}

@@ -105,6 +105,7 @@ type translator struct {
 type partHistory struct {
 	srcID   string // the source topic id the history belongs to
 	dstTop  string // the destination topic
+	dstID   string // its topic id when the session checked it ("" if unknown)
 	next    int64  // committed next source offset
 	dstNext int64  // destination offset of the next copied record; -1 unknown
 	hist    []CopiedRange
@@ -135,16 +136,17 @@ func historyLimit(n int) int {
 func newTranslator() *translator { return &translator{parts: make(map[tp]*partHistory)} }
 
 // reset starts a partition's history at a session start: committed next
-// source offset next, destination position dstNext (-1 if unknown).
-// A history that already describes the same position (the plan changed
-// within a session) is kept.
-func (t *translator) reset(p tp, srcID, dstTopic string, next, dstNext int64) {
+// source offset next, destination topic dstTopic with id dstID, destination
+// position dstNext (-1 if unknown). A history that already describes the
+// same position of the same topics (the plan changed within a session) is
+// kept.
+func (t *translator) reset(p tp, srcID, dstTopic, dstID string, next, dstNext int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if h := t.parts[p]; h != nil && h.srcID == srcID && h.dstTop == dstTopic && h.next == next && h.dstNext == dstNext {
+	if h := t.parts[p]; h != nil && h.srcID == srcID && h.dstTop == dstTopic && h.dstID == dstID && h.next == next && h.dstNext == dstNext {
 		return
 	}
-	t.parts[p] = &partHistory{srcID: srcID, dstTop: dstTopic, next: next, dstNext: dstNext}
+	t.parts[p] = &partHistory{srcID: srcID, dstTop: dstTopic, dstID: dstID, next: next, dstNext: dstNext}
 }
 
 // seed gives a partition whose history is empty the range of its last
@@ -206,22 +208,31 @@ func (t *translator) committed(p tp, r CopiedRange, dstNext int64) {
 	}
 }
 
+// translation is where a source group offset lands in the destination: an
+// offset of destination topic Topic, whose id was ID when the session
+// that copied it checked the topic ("" if unknown).
+type translation struct {
+	Offset int64
+	Topic  string
+	ID     string
+}
+
 // translate translates source offset s of p for the source topic id srcID.
-func (t *translator) translate(p tp, srcID string, s int64) (dst int64, dstTopic string, why string) {
+func (t *translator) translate(p tp, srcID string, s int64) (translation, string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	h := t.parts[p]
 	switch {
 	case h == nil:
-		return 0, "", "not copied by this session"
+		return translation{}, "not copied by this session"
 	case h.srcID != "" && srcID != "" && h.srcID != srcID:
-		return 0, "", "source topic recreated"
+		return translation{}, "source topic recreated"
 	case h.dstNext < 0:
-		return 0, "", "destination position not known yet"
+		return translation{}, "destination position not known yet"
 	}
 	d, ok := Translate(h.hist, h.next, h.dstNext, s)
 	if !ok {
-		return 0, "", "group offset older than the copy history"
+		return translation{}, "group offset older than the copy history"
 	}
-	return d, h.dstTop, ""
+	return translation{Offset: d, Topic: h.dstTop, ID: h.dstID}, ""
 }

@@ -22,7 +22,7 @@ type history struct {
 func (h history) replay(t *rapid.T) (hist []CopiedRange, next, dstNext int64, dstOf map[int64]int64) {
 	tr := newTranslator()
 	p := tp{"t", 0}
-	tr.reset(p, "id", "t", h.start, h.dst0)
+	tr.reset(p, "id", "t", "", h.start, h.dst0)
 	dstOf = make(map[int64]int64)
 	dst := h.dst0
 	from := h.start
@@ -207,22 +207,22 @@ func TestForeignWriterNeverCommitsWrongOffsets(t *testing.T) {
 func TestTranslateSeededFromCheckpoint(t *testing.T) {
 	tr := newTranslator()
 	p := tp{"t", 0}
-	tr.reset(p, "id", "t", 120, 57)
+	tr.reset(p, "id", "t", "", 120, 57)
 	tr.seed(p, Checkpoint{Next: 120, SrcFirst: 100, SrcLast: 119, DstFirst: 34, DstLast: 53, SrcTopicID: "id", DstTopic: "t"})
 	for s, want := range map[int64]int64{100: 34, 110: 44, 119: 53, 120: 57} {
-		if got, _, why := tr.translate(p, "id", s); why != "" || got != want {
-			t.Errorf("translate(%d) = %d (%s), want %d", s, got, why, want)
+		if got, why := tr.translate(p, "id", s); why != "" || got.Offset != want {
+			t.Errorf("translate(%d) = %d (%s), want %d", s, got.Offset, why, want)
 		}
 	}
-	if _, _, why := tr.translate(p, "id", 99); why == "" {
+	if _, why := tr.translate(p, "id", 99); why == "" {
 		t.Errorf("translate(99), before the seeded range, answered")
 	}
 	// Not seeded when the copied source offsets had gaps (fewer
 	// destination offsets than source offsets): not exact.
 	q := tp{"t", 1}
-	tr.reset(q, "id", "t", 120, 50)
+	tr.reset(q, "id", "t", "", 120, 50)
 	tr.seed(q, Checkpoint{Next: 120, SrcFirst: 100, SrcLast: 119, DstFirst: 34, DstLast: 45})
-	if _, _, why := tr.translate(q, "id", 110); why == "" {
+	if _, why := tr.translate(q, "id", 110); why == "" {
 		t.Errorf("translate inside a checkpoint with gaps answered")
 	}
 }
@@ -234,7 +234,7 @@ func TestTranslatorHistoryBudget(t *testing.T) {
 	const parts, commits = 2000, 100
 	tr := newTranslator()
 	for i := range parts {
-		tr.reset(tp{"t", int32(i)}, "id", "t", 0, 0)
+		tr.reset(tp{"t", int32(i)}, "id", "t", "", 0, 0)
 	}
 	// Every commit copies 10 records of each partition, at consecutive
 	// destination offsets followed by the commit marker.
@@ -258,16 +258,16 @@ func TestTranslatorHistoryBudget(t *testing.T) {
 	// The last commit's records translate exactly; the first one's are
 	// older than the history and are not translated.
 	p := tp{"t", 7}
-	if got, _, why := tr.translate(p, "id", 10*(commits-1)+3); why != "" || got != 11*(commits-1)+3 {
-		t.Errorf("translate of the last commit's 4th record = %d (%s), want %d", got, why, 11*(commits-1)+3)
+	if got, why := tr.translate(p, "id", 10*(commits-1)+3); why != "" || got.Offset != 11*(commits-1)+3 {
+		t.Errorf("translate of the last commit's 4th record = %d (%s), want %d", got.Offset, why, 11*(commits-1)+3)
 	}
-	if _, _, why := tr.translate(p, "id", 3); why == "" {
+	if _, why := tr.translate(p, "id", 3); why == "" {
 		t.Error("an offset older than the kept history was translated")
 	}
 	// A lone partition keeps the full per-partition history.
 	one := newTranslator()
 	q := tp{"t", 0}
-	one.reset(q, "id", "t", 0, 0)
+	one.reset(q, "id", "t", "", 0, 0)
 	for c := range int64(maxHistory + maxHistory/2) {
 		one.committed(q, CopiedRange{To: c + 1, Runs: []Run{{Start: c, N: 1}}, DstFirst: 2 * c}, 2*(c+1))
 	}
