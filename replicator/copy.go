@@ -28,9 +28,15 @@ type copier struct {
 	committed map[tp]Checkpoint
 	hwm       map[tp]int64 // last source high watermark seen, for lag
 	lso       map[tp]int64 // last source stable offset seen
-	// behind is, per source partition, how many offsets the last fetch
-	// that returned records for it left unread below its last stable
-	// offset: 0 (or a few trailing transaction markers) means caught up.
+	// behind is, per source partition, how many offsets are left unread
+	// below its last stable offset: listed when the source is opened,
+	// then from each fetch that returns records for it. 0 means caught
+	// up. The source client keeps transaction markers (never copied) so
+	// that a log ending in markers, or in aborted records and their
+	// abort marker, is read to its end; a log's last record is in its
+	// active segment, which compaction leaves alone. A partition whose
+	// fetches return nothing stays behind: its broker may be unreachable,
+	// which the client retries without a word.
 	behind map[tp]int64
 	// ids are the topic ids openSource checked, per source partition:
 	// every fetch and every checkpoint is held to them.
@@ -54,27 +60,16 @@ type copier struct {
 	settleFirst time.Duration
 }
 
-// caughtUpSlack is how many offsets a partition may be behind its last
-// stable offset and still count as caught up: read_committed skips the
-// transaction markers (and aborted records) that can end a source log, so
-// a fetch that returned everything readable may stop short. A log that
-// ends with more than that is seen as caught up once a poll finds nothing
-// for idleClearsBehind.
-const caughtUpSlack = 8
+// idlePoll: a shard that is not caught up polls at most this long
+// at a time (a poll of at least this long that returns nothing is idle).
+const idlePoll = 100 * time.Millisecond
 
-// idleClearsBehind: a poll that waited at least this long and returned no
-// record means nothing readable is pending on any partition of the shard
-// (with a backlog, the next fetch is already buffered or on its way). A
-// shard that is not caught up polls at most this long at a time, so a
-// log ending in aborted records delays its commit by this, not by a whole
-// CommitInterval.
-const idleClearsBehind = 100 * time.Millisecond
-
-// caughtUp reports whether every partition the shard has fetched records
-// from was read to (nearly) its last stable offset by its latest fetch.
+// caughtUp reports whether every partition of the shard was read to its
+// last stable offset, as listed when the source was opened or by the
+// latest fetch that returned records for it.
 func (s *copier) caughtUp() bool {
 	for _, n := range s.behind {
-		if n > caughtUpSlack {
+		if n > 0 {
 			return false
 		}
 	}
@@ -149,7 +144,6 @@ func (s *copier) copy(ctx context.Context, parts []partitionPlan, changed <-chan
 		dst[tp{p.Topic, p.Partition}] = p.DstTopic
 	}
 
-	clear(s.behind) // partitions of an earlier plan do not count
 	gctx, gcancel := graceCtx(ctx, stopGrace)
 	defer gcancel()
 	b := newBatch()
@@ -195,13 +189,13 @@ func (s *copier) copy(ctx context.Context, parts []partitionPlan, changed <-chan
 			if s.caughtUp() {
 				left = min(left, r.cfg.CommitLinger-time.Since(b.started))
 			} else {
-				left = min(left, idleClearsBehind)
+				left = min(left, idlePoll)
 			}
 			wait = max(time.Millisecond, left)
 		}
 		pctx, pcancel := context.WithTimeout(ctx, wait)
 		fs := src.PollRecords(pctx, r.cfg.BatchMaxRecords-b.records)
-		idle := pctx.Err() != nil && ctx.Err() == nil && wait >= idleClearsBehind && fs.NumRecords() == 0
+		idle := pctx.Err() != nil && ctx.Err() == nil && wait >= idlePoll && fs.NumRecords() == 0
 		pcancel()
 		if err := s.fetchError(fs); err != nil {
 			if ctx.Err() != nil {
@@ -210,9 +204,6 @@ func (s *copier) copy(ctx context.Context, parts []partitionPlan, changed <-chan
 				continue
 			}
 			return err
-		}
-		if idle {
-			clear(s.behind)
 		}
 		fs.EachPartition(func(fp kgo.FetchTopicPartition) {
 			p := tp{fp.Topic, fp.Partition}
@@ -231,23 +222,25 @@ func (s *copier) copy(ctx context.Context, parts []partitionPlan, changed <-chan
 				s.behind[p] = max(0, end-(fp.Records[n-1].Offset+1))
 			}
 		})
-		if idle || (!b.open && fs.NumRecords() == 0 && s.caughtUp()) {
+		if (idle || (!b.open && fs.NumRecords() == 0)) && s.caughtUp() {
 			w.status.progressed() // nothing to copy: caught up
 		}
 		if idle && !b.open {
 			// Everything readable was copied and committed: what is
-			// left below the source end is transaction markers or
-			// aborted records, not lag.
+			// left below the source end of a partition at its end is
+			// transaction markers or aborted records, not lag.
 			for p, end := range s.lso {
-				r.position(p, s.ids[p].srcID, end)
-				r.m.setLag(p.topic, p.partition, 0)
+				if s.behind[p] == 0 {
+					r.position(p, s.ids[p].srcID, end)
+					r.m.setLag(p.topic, p.partition, 0)
+				}
 			}
 		}
 		var perr error
 		fs.EachPartition(func(fp kgo.FetchTopicPartition) {
 			if perr == nil && len(fp.Records) > 0 {
 				p := tp{fp.Topic, fp.Partition}
-				perr = s.add(gctx, b, p, dst[p], fp.Records)
+				perr = s.add(gctx, b, p, dst[p], dataRecords(fp.Records))
 			}
 		})
 		if perr != nil {
@@ -366,6 +359,23 @@ func (s *copier) add(ctx context.Context, b *batch, p tp, dst string, recs []*kg
 		s.prod.Produce(ctx, rec, pp.promise)
 	}
 	return nil
+}
+
+// dataRecords returns recs without the transaction markers the source
+// client keeps (for behind): those are never copied. It allocates only
+// when there is one.
+func dataRecords(recs []*kgo.Record) []*kgo.Record {
+	i := slices.IndexFunc(recs, func(r *kgo.Record) bool { return r.Attrs.IsControl() })
+	if i < 0 {
+		return recs
+	}
+	out := slices.Clone(recs[:i])
+	for _, r := range recs[i+1:] {
+		if !r.Attrs.IsControl() {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // promise returns the produce promise of pp's records: it notes where
@@ -927,10 +937,18 @@ func (s *copier) openSource(ctx context.Context, parts []partitionPlan, sz shard
 	if starts == nil {
 		return nil, asAuth("source", "listing offsets", fmt.Errorf("list source start offsets: %w", err))
 	}
-	ends, err := partialOffsets(listOffsets(ctx, r.srcCl, srcParts, listEnd))
+	endsL, stablesL := listEndAndStable(ctx, r.srcCl, srcParts)
+	ends, err := partialOffsets(endsL.l, endsL.err)
 	if ends == nil {
 		return nil, asAuth("source", "listing offsets", fmt.Errorf("list source end offsets: %w", err))
 	}
+	stables, _ := partialOffsets(stablesL.l, stablesL.err)
+	// Each partition starts behind by what is readable past its position
+	// (partitions of an earlier plan do not count): a partition whose
+	// fetches never return anything is not taken to be caught up.
+	clear(s.behind)
+	clear(s.lso)
+	clear(s.hwm)
 	offsets := make(map[string]map[int32]kgo.Offset)
 	var fresh []tp // destination partitions to check for existing data
 	freshSrc := make(map[tp]tp)
@@ -1001,6 +1019,14 @@ func (s *copier) openSource(ctx context.Context, parts []partitionPlan, sz shard
 			offsets[p.Topic] = make(map[int32]kgo.Offset)
 		}
 		offsets[p.Topic][p.Partition] = kgo.NewOffset().At(next)
+		if e, ok := ends.Lookup(p.Topic, p.Partition); ok && e.Err == nil {
+			s.hwm[k] = e.Offset
+			s.behind[k] = max(0, e.Offset-next)
+		}
+		if l, ok := stables.Lookup(p.Topic, p.Partition); ok && l.Err == nil && l.Offset >= 0 {
+			s.lso[k] = l.Offset
+			s.behind[k] = max(0, l.Offset-next)
+		}
 	}
 	if err := s.checkEpochs(ctx, epochs); err != nil {
 		return nil, err
@@ -1039,6 +1065,7 @@ func (s *copier) openSource(ctx context.Context, parts []partitionPlan, sz shard
 	opts := []kgo.Opt{
 		kgo.ConsumePartitions(offsets),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.KeepControlRecords(), // behind counts the markers; never copied (dataRecords)
 		kgo.ConsumeResetOffset(kgo.NoResetOffset()),
 		kgo.FetchMaxBytes(sz.fetch),
 		kgo.FetchMaxPartitionBytes(sz.partFetch),

@@ -185,7 +185,11 @@
 //   - Health is strict: a shard whose session failed is not healthy until
 //     a new session commits or finds itself caught up; a running shard is
 //     unhealthy after 30 s (or 4 × CommitInterval) without a commit while
-//     behind. An empty selection or a named source topic that does not
+//     behind. Behind is counted from the source's listed end when a
+//     session opens it, then from each fetch that returns records
+//     (transaction markers included): a poll that returns nothing does not
+//     make a shard caught up, since fetches from a broker the client
+//     cannot reach come back empty, not failed. An empty selection or a named source topic that does not
 //     exist is not ready either: reo would copy nothing.
 //   - A destination topic with fewer partitions than its source is refused
 //     the first time this process sees it. Once verified, a source that grows

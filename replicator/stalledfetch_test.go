@@ -1,0 +1,133 @@
+package replicator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// cutFetches makes the source refuse every fetch (closing the connection,
+// as an unreachable leader would) while cut is set, and sets it once
+// allowed fetches have been answered (allowed < 0: never); the source
+// client retries such a broker without a word. Other requests (metadata,
+// offsets) are answered.
+func cutFetches(c *kfake.Cluster, allowed int64, cut *atomic.Bool) {
+	var n atomic.Int64
+	c.ControlKey(int16(kmsg.Fetch), func(kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		if n.Add(1) == allowed+1 && allowed >= 0 {
+			cut.Store(true)
+		}
+		if cut.Load() {
+			return nil, errors.New("fetches cut"), true
+		}
+		return nil, nil, false
+	})
+}
+
+// produceOneByOne writes n records to partition 0 of topic, each in a batch
+// of its own, so that a fetch of one batch returns one record.
+func produceOneByOne(t *testing.T, c *kfake.Cluster, topic, prefix string, n int) {
+	t.Helper()
+	cl := client(t, c, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	for i := range n {
+		r := &kgo.Record{Topic: topic, Value: []byte(fmt.Sprintf("%s-%d", prefix, i))}
+		if err := cl.ProduceSync(context.Background(), r).FirstErr(); err != nil {
+			t.Fatalf("produce to source %s: %v", topic, err)
+		}
+	}
+}
+
+// shardReason is why shard k's status is not healthy at a stall limit of
+// stall, or "".
+func shardReason(run *running, k int32, stall time.Duration) string {
+	run.r.workersMu.Lock()
+	w := run.r.workers[k]
+	run.r.workersMu.Unlock()
+	if w == nil {
+		return "no worker"
+	}
+	return w.status.reason(stall, time.Now())
+}
+
+// TestFetchesFailingMidBacklogNotCaughtUp proves that a shard whose source
+// fetches start failing while it is behind does not take its empty polls
+// for being caught up: its lag stays what is left to copy (not 0, from the
+// end its last fetch saw) and its status reports no progress, so /readyz
+// names it once the stall limit passes. When the fetches come back it
+// copies the rest and is caught up again.
+func TestFetchesFailingMidBacklogNotCaughtUp(t *testing.T) {
+	src := newCluster(t, "src", 1, "orders")
+	dst := newCluster(t, "dst", 1)
+	produceOneByOne(t, src, "orders", "a", 60)
+	var cut atomic.Bool
+	cutFetches(src, 3, &cut)
+	cfg := testConfig(src, dst, "orders")
+	cfg.Shards = 1
+	cfg.FetchMaxBytes, cfg.FetchPartitionMaxBytes = 1, 1 // one batch per fetch
+	run := start(t, cfg)
+	waitFor(t, 10*time.Second, func() string {
+		if !cut.Load() {
+			return "fetches not cut yet"
+		}
+		return ""
+	})
+	time.Sleep(3 * time.Second) // idle polls, lag refreshes
+	if why := shardReason(run, 0, 2*time.Second); why == "" {
+		t.Errorf("shard 0 counts as healthy at a 2s stall limit after 3s of failing fetches with records left")
+	}
+	lag := run.metricValue(t, "reo_partition_lag_records", map[string]string{"topic": "orders"})
+	copied := count(dump(t, dst, "orders"))
+	if want := float64(60 - copied); lag != want {
+		t.Errorf("lag %v with %d of 60 records copied, want %v", lag, copied, want)
+	}
+
+	cut.Store(false)
+	waitFor(t, 20*time.Second, countIs(t, dst, "orders", 60))
+	waitFor(t, 10*time.Second, func() string {
+		if why := shardReason(run, 0, 2*time.Second); why != "" {
+			return "after copying everything: " + why
+		}
+		if lag := run.metricValue(t, "reo_partition_lag_records", map[string]string{"topic": "orders"}); lag != 0 {
+			return fmt.Sprintf("lag %v after copying everything", lag)
+		}
+		return ""
+	})
+	if d := sameContent(t, src, "orders", dst, "orders"); d != "" {
+		t.Error(d)
+	}
+}
+
+// TestFetchesFailingFromStartNotCaughtUp proves the same for a shard whose
+// fetches fail from its start: it never saw a fetch, and is behind by what
+// the source listed past its position, not caught up.
+func TestFetchesFailingFromStartNotCaughtUp(t *testing.T) {
+	src := newCluster(t, "src", 1, "orders")
+	dst := newCluster(t, "dst", 1)
+	produceNumbered(t, src, "orders", "a", 20, 1)
+	var cut atomic.Bool
+	cut.Store(true)
+	cutFetches(src, -1, &cut)
+	cfg := testConfig(src, dst, "orders")
+	cfg.Shards = 1
+	run := start(t, cfg)
+	time.Sleep(3 * time.Second)
+	if why := shardReason(run, 0, 2*time.Second); why == "" {
+		t.Errorf("shard 0 counts as healthy at a 2s stall limit after 3s of failing fetches with 20 records to copy")
+	}
+	cut.Store(false)
+	waitFor(t, 20*time.Second, countIs(t, dst, "orders", 20))
+	waitFor(t, 10*time.Second, func() string {
+		if why := shardReason(run, 0, 2*time.Second); why != "" {
+			return "after copying everything: " + why
+		}
+		return ""
+	})
+}
