@@ -1019,6 +1019,24 @@ func (s *copier) openSource(ctx context.Context, parts []partitionPlan, sz shard
 			offsets[p.Topic] = make(map[int32]kgo.Offset)
 		}
 		offsets[p.Topic][p.Partition] = kgo.NewOffset().At(next)
+	}
+	truncatedAt, err := s.checkEpochs(ctx, epochs)
+	if err != nil {
+		return nil, err
+	}
+	for k, at := range truncatedAt {
+		// The records from the truncation point on replaced those
+		// copied (AllowDataLoss): they are the source's now, and
+		// resuming at the checkpoint would skip them.
+		if st, ok := starts.Lookup(k.topic, k.partition); ok && st.Err == nil {
+			at = max(at, st.Offset)
+		}
+		if at < offsets[k.topic][k.partition].EpochOffset().Offset {
+			offsets[k.topic][k.partition] = kgo.NewOffset().At(at)
+		}
+	}
+	for _, p := range parts {
+		k, next := tp{p.Topic, p.Partition}, offsets[p.Topic][p.Partition].EpochOffset().Offset
 		if e, ok := ends.Lookup(p.Topic, p.Partition); ok && e.Err == nil {
 			s.hwm[k] = e.Offset
 			s.behind[k] = max(0, e.Offset-next)
@@ -1027,9 +1045,6 @@ func (s *copier) openSource(ctx context.Context, parts []partitionPlan, sz shard
 			s.lso[k] = l.Offset
 			s.behind[k] = max(0, l.Offset-next)
 		}
-	}
-	if err := s.checkEpochs(ctx, epochs); err != nil {
-		return nil, err
 	}
 	s.learnDestEnds(ctx, parts)
 	keep := make(map[tp]bool, len(parts))
@@ -1127,10 +1142,13 @@ func (s *copier) learnDestEnds(ctx context.Context, parts []partitionPlan) {
 // of the last record it copied ends (KIP-320). An end at or below that
 // record's offset means the source log was truncated below what reo copied
 // (an unclean leader election): the records reo copied are no longer the
-// source's, and resuming would skip the ones that replaced them.
-func (s *copier) checkEpochs(ctx context.Context, cps map[tp]Checkpoint) error {
+// source's, and resuming at the checkpoint would skip the ones that
+// replaced them. Without AllowDataLoss that stops the shard; with it, the
+// answer says, per truncated partition, the offset the truncation left as
+// the epoch's end, where the copy resumes.
+func (s *copier) checkEpochs(ctx context.Context, cps map[tp]Checkpoint) (map[tp]int64, error) {
 	if len(cps) == 0 {
-		return nil
+		return nil, nil
 	}
 	w, r := s.w, s.w.r
 	req := make(kadm.OffsetForLeaderEpochRequest)
@@ -1142,8 +1160,9 @@ func (s *copier) checkEpochs(ctx context.Context, cps map[tp]Checkpoint) error {
 	}
 	resp, err := r.srcAdm.OffsetForLeaderEpoch(ctx, req)
 	if err != nil && isAuth(err) {
-		return asAuth("source", "checking leader epochs", err)
+		return nil, asAuth("source", "checking leader epochs", err)
 	}
+	truncatedAt := make(map[tp]int64)
 	for p, cp := range cps {
 		got, ok := resp[p.topic][p.partition]
 		if !ok || got.Err != nil {
@@ -1159,10 +1178,11 @@ func (s *copier) checkEpochs(ctx context.Context, cps map[tp]Checkpoint) error {
 		}
 		trunc := &SourceTruncatedError{Topic: p.topic, Partition: p.partition, Offset: cp.Next, LogEndOffset: -1, Epoch: cp.SrcEpoch, EpochEnd: got.EndOffset, SrcLast: cp.SrcLast}
 		if !r.cfg.AllowDataLoss {
-			return trunc
+			return nil, trunc
 		}
-		w.log.Warn("source truncated below the checkpoint; resuming at the checkpoint (AllowDataLoss)", "topic", p.topic, "partition", p.partition, "err", trunc)
+		w.log.Warn("source truncated below the checkpoint; resuming where the truncation left the log (AllowDataLoss)", "topic", p.topic, "partition", p.partition, "resume_at", got.EndOffset, "err", trunc)
 		r.m.skipped.WithLabelValues(p.topic, "source_truncated").Inc()
+		truncatedAt[p] = got.EndOffset
 	}
-	return nil
+	return truncatedAt, nil
 }

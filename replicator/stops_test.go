@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func admin(t *testing.T, c *kfake.Cluster) *kadm.Client {
@@ -470,4 +471,69 @@ func jobsWithCheckpoints(t *testing.T, records ...[2]string) (Config, string) {
 		}
 	}
 	return cfg, cpTopic
+}
+
+// TestSourceTruncatedBelowCheckpointByEpoch proves the leader-epoch check
+// of a checkpoint (KIP-320): the source says the epoch of the last copied
+// record (5) ends at offset 2, so the source log was truncated below what
+// reo copied and offsets 2..7 now hold other records. Without
+// AllowDataLoss the shard stops with a SourceTruncatedError giving the
+// epoch and where it ends; with it, reo resumes at 2, where the truncation
+// left the log, and copies the records that replaced the copied ones
+// instead of skipping them by resuming at the checkpoint (6).
+func TestSourceTruncatedBelowCheckpointByEpoch(t *testing.T) {
+	for _, allow := range []bool{false, true} {
+		t.Run(fmt.Sprintf("AllowDataLoss=%v", allow), func(t *testing.T) {
+			src := newCluster(t, "src", 1, "jobs")
+			dst := newCluster(t, "dst", 1)
+			produceNumbered(t, src, "jobs", "a", 8, 1)
+			src.ControlKey(int16(kmsg.OffsetForLeaderEpoch), func(req kmsg.Request) (kmsg.Response, error, bool) {
+				src.KeepControl()
+				in := req.(*kmsg.OffsetForLeaderEpochRequest)
+				out := in.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
+				for _, rt := range in.Topics {
+					ot := kmsg.NewOffsetForLeaderEpochResponseTopic()
+					ot.Topic = rt.Topic
+					for _, rp := range rt.Partitions {
+						op := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
+						op.Partition, op.LeaderEpoch, op.EndOffset = rp.Partition, rp.LeaderEpoch, 2
+						ot.Partitions = append(ot.Partitions, op)
+					}
+					out.Topics = append(out.Topics, ot)
+				}
+				return out, nil, true
+			})
+			cfg := testConfig(src, dst, "jobs")
+			cfg.Shards = 1
+			cfg.AllowDataLoss = allow
+			createTopic(t, dst, "jobs", 1, nil)
+			cpTopic := "__reo-" + cfg.Name + "-checkpoints"
+			createTopic(t, dst, cpTopic, 1, nil)
+			cl := client(t, dst, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+			cp := &kgo.Record{Topic: cpTopic, Partition: 0, Key: []byte(`{"v":1,"cluster":"src","topic":"jobs","partition":0}`),
+				Value: []byte(`{"v":2,"next":6,"srcFirst":0,"srcLast":5,"dstTopic":"jobs","dstFirst":-1,"dstLast":-1,"srcEpoch":5}`)}
+			if err := cl.ProduceSync(context.Background(), cp).FirstErr(); err != nil {
+				t.Fatalf("write a checkpoint: %v", err)
+			}
+			run := start(t, cfg)
+			if !allow {
+				err := run.waitErr(t, 20*time.Second)
+				var tr *SourceTruncatedError
+				if !errors.As(err, &tr) || tr.Offset != 6 || tr.Epoch != 5 || tr.EpochEnd != 2 || tr.SrcLast != 5 {
+					t.Fatalf("Run returned %v, want a *SourceTruncatedError at offset 6: epoch 5 ends at 2, below the last copied record 5", err)
+				}
+				return
+			}
+			waitFor(t, 20*time.Second, countIs(t, dst, "jobs", 6))
+			got := dump(t, dst, "jobs")[0]
+			for i, r := range got {
+				if want := fmt.Sprintf("a-%d", i+2); string(r.Value) != want {
+					t.Errorf("destination record %d is %q, want %q (the source's records from the truncation point on)", i, r.Value, want)
+				}
+			}
+			if n := run.metricValue(t, "reo_skipped_records_total", map[string]string{"reason": "source_truncated"}); n != 1 {
+				t.Errorf("reo_skipped_records_total{reason=source_truncated} = %v, want 1", n)
+			}
+		})
+	}
 }
