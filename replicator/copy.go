@@ -47,6 +47,10 @@ type copier struct {
 	// of each commit plus its marker. Commits check it against where the
 	// records landed.
 	dstNext map[tp]int64
+	// dstNextOf is, per destination partition in dstNext, the id of the
+	// topic its offset was learned in: a topic deleted and created again
+	// during the session is learned again.
+	dstNextOf map[tp]string
 	// settleFails counts DescribeTransactions failures in a row: at
 	// settleGiveUp the session stops settling (a destination too old for
 	// the request, or one that does not authorize it).
@@ -441,7 +445,7 @@ func (s *copier) produceError(err error) error {
 		// lowered one the destination refuse the batch. The next
 		// session's producer knows the new limit; if the destination
 		// still refuses, this is not taken again.
-		return &reopenProducerError{fmt.Sprintf("record at topic %s partition %d offset %d (%d bytes) was refused under the batch limit destination topic %s had when the shard's producer first wrote to it; its max.message.bytes is now %d: %v", pf.p.topic, pf.p.partition, pf.offset, pf.size, pf.dst, limit, pf.err)}
+		return &reopenProducerError{"batch_limit", fmt.Sprintf("record at topic %s partition %d offset %d (%d bytes) was refused under the batch limit destination topic %s had when the shard's producer first wrote to it; its max.message.bytes is now %d: %v", pf.p.topic, pf.p.partition, pf.offset, pf.size, pf.dst, limit, pf.err)}
 	}
 	if now, ok := s.w.r.freshMaxBytes(pf.dst); ok && now != limit {
 		// The plan is behind the topic: its limit changed since the
@@ -958,6 +962,13 @@ func (s *copier) openSource(ctx context.Context, parts []partitionPlan, sz shard
 	for _, p := range parts {
 		k := tp{p.Topic, p.Partition}
 		s.ids[k] = partIdentity{srcID: srcIDs[p.Topic], dstID: dstIDs[p.DstTopic]}
+		if d := (tp{p.DstTopic, p.Partition}); s.dstNextOf[d] != dstIDs[p.DstTopic] {
+			if _, wrote := s.opened[p.DstTopic]; wrote && s.dstNextOf[d] != "" {
+				return nil, &reopenProducerError{"dest_recreated", fmt.Sprintf("destination topic %s was deleted and created again (id %s, now %s) after the shard's producer wrote to it", p.DstTopic, s.dstNextOf[d], dstIDs[p.DstTopic])}
+			}
+			delete(s.dstNext, d)
+			s.dstNextOf[d] = dstIDs[p.DstTopic]
+		}
 		st, ok := starts.Lookup(p.Topic, p.Partition)
 		if !ok || st.Err != nil {
 			why := st.Err
@@ -979,6 +990,7 @@ func (s *copier) openSource(ctx context.Context, parts []partitionPlan, sz shard
 					"topic", p.Topic, "partition", p.Partition, "dest_topic", p.DstTopic, "problem", ie.Kind, "was", ie.Was, "now", ie.Now, "checkpoint", cp.Next)
 				r.m.resyncs.WithLabelValues(p.Topic, ie.Kind).Inc()
 				delete(s.committed, k)
+				delete(w.skip, k) // records of the topics as they were
 				resynced[tp{p.DstTopic, p.Partition}] = ie
 				ok = false
 			}
@@ -1009,6 +1021,7 @@ func (s *copier) openSource(ctx context.Context, parts []partitionPlan, sz shard
 				w.log.Warn("resuming at the source log end (AllowDataLoss)", "topic", p.Topic, "partition", p.Partition, "offset", next, "err", trunc)
 				r.m.skipped.WithLabelValues(p.Topic, "source_truncated").Inc()
 				next = end.Offset
+				delete(w.skip, k) // its offsets may hold other records now
 			}
 		} else {
 			d := tp{p.DstTopic, p.Partition}
@@ -1034,6 +1047,7 @@ func (s *copier) openSource(ctx context.Context, parts []partitionPlan, sz shard
 		if at < offsets[k.topic][k.partition].EpochOffset().Offset {
 			offsets[k.topic][k.partition] = kgo.NewOffset().At(at)
 		}
+		delete(w.skip, k) // its offsets hold other records now
 	}
 	for _, p := range parts {
 		k, next := tp{p.Topic, p.Partition}, offsets[p.Topic][p.Partition].EpochOffset().Offset

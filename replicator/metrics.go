@@ -69,7 +69,7 @@ func newMetrics(reg prometheus.Registerer, ready func() bool, reasons func() flo
 			Name: "reo_skipped_records_total", Help: "Source offsets skipped because AllowDataLoss is set, by reason (source_gap, too_large).",
 		}, []string{"topic", "reason"}),
 		restarts: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "reo_shard_restarts_total", Help: "Shard workers restarted from their checkpoint, by reason (error, fenced, batch_limit: a destination topic's max.message.bytes changed since the shard's producer first wrote to it).",
+			Name: "reo_shard_restarts_total", Help: "Shard workers restarted from their checkpoint, by reason (error, fenced, batch_limit: a destination topic's max.message.bytes changed since the shard's producer first wrote to it; dest_recreated: a destination topic it wrote to was deleted and created again).",
 		}, []string{"reason"}),
 		ready: prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "reo_ready", Help: "1 when /readyz says ready: both clusters answer, the ownership group is joined, every selected topic is copied and every owned shard is making progress or caught up.",

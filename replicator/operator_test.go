@@ -859,3 +859,58 @@ func TestUnownedShardsForceRebalance(t *testing.T) {
 		t.Fatalf("%d rebalances asked for while every shard moves", n)
 	}
 }
+
+// TestDestinationDeletedWhileRunningResynced proves that a destination
+// topic deleted while reo runs with ResyncChangedTopics is created again
+// and copied into from the source's log start without a failed commit.
+// Where the next record lands belongs to the destination topic the session
+// saw, and is learned again for the new one (before, the first commit
+// predicted the old topic's offsets and failed as if another writer were
+// in the new one); a producer that wrote to the old topic is replaced (it
+// would send the old topic's id). Both cases: the session that copied the
+// records sees the deletion, or a later one that only learned where the
+// next record would land.
+func TestDestinationDeletedWhileRunningResynced(t *testing.T) {
+	for _, restarted := range []bool{false, true} {
+		t.Run(fmt.Sprintf("restarted=%v", restarted), func(t *testing.T) {
+			src := newCluster(t, "src", 1, "orders")
+			dst := newCluster(t, "dst", 1)
+			cfg := testConfig(src, dst, "orders")
+			cfg.Shards = 1
+			cfg.ResyncChangedTopics = true
+			run := start(t, cfg)
+			produceNumbered(t, src, "orders", "a", 10, 1)
+			waitFor(t, 30*time.Second, countIs(t, dst, "orders", 10))
+			if restarted {
+				run.stop(t)
+				run = start(t, cfg)
+				waitFor(t, 20*time.Second, func() string {
+					if h := run.r.Health(); !h.Ready {
+						return fmt.Sprintf("not ready after the restart: %v", h.Reasons)
+					}
+					return ""
+				})
+			}
+			if _, err := admin(t, dst).DeleteTopic(context.Background(), "orders"); err != nil {
+				t.Fatalf("delete destination topic: %v", err)
+			}
+			waitFor(t, 30*time.Second, func() string {
+				if n := run.metricValue(t, "reo_resyncs_total", nil); n < 1 {
+					return "no resync yet"
+				}
+				return ""
+			})
+			produceNumbered(t, src, "orders", "b", 5, 1)
+			waitFor(t, 30*time.Second, countIs(t, dst, "orders", 15))
+			if d := sameContent(t, src, "orders", dst, "orders"); d != "" {
+				t.Fatal(d)
+			}
+			if n := run.metricValue(t, "reo_transactions_aborted_total", nil); n != 0 {
+				t.Errorf("%v transactions aborted while copying into the recreated topic, want none", n)
+			}
+			if n := run.metricValue(t, "reo_shard_restarts_total", map[string]string{"reason": "error"}); n != 0 {
+				t.Errorf("%v shard sessions failed while copying into the recreated topic, want none", n)
+			}
+		})
+	}
+}

@@ -537,3 +537,34 @@ func TestSourceTruncatedBelowCheckpointByEpoch(t *testing.T) {
 		})
 	}
 }
+
+// TestSkipForgottenWhenTopicsRecreated proves that a record skipped as too
+// large (AllowDataLoss) is a record of the topics it was found in: after
+// the source and destination topics are deleted and created again while
+// reo runs (ResyncChangedTopics), the new record at the same offset, which
+// fits, is copied, not skipped as the old one was.
+func TestSkipForgottenWhenTopicsRecreated(t *testing.T) {
+	src := newCluster(t, "src", 2, "blobs")
+	dst := newCluster(t, "dst", 1)
+	createTopic(t, dst, "blobs", 2, map[string]*string{"max.message.bytes": kadm.StringPtr("2000")})
+	produceWithBigRecord(t, src, "blobs")
+	cfg := testConfig(src, dst, "blobs")
+	cfg.Shards = 1
+	cfg.AllowDataLoss = true
+	cfg.ResyncChangedTopics = true
+	run := start(t, cfg)
+	waitFor(t, 30*time.Second, countIs(t, dst, "blobs", 6))
+
+	if _, err := admin(t, dst).DeleteTopic(context.Background(), "blobs"); err != nil {
+		t.Fatalf("delete destination topic: %v", err)
+	}
+	recreateTopic(t, src, "blobs", 2)
+	produceNumbered(t, src, "blobs", "new", 14, 2)
+	waitFor(t, 30*time.Second, countIs(t, dst, "blobs", 14))
+	if d := sameContent(t, src, "blobs", dst, "blobs"); d != "" {
+		t.Fatal(d)
+	}
+	if n := run.metricValue(t, "reo_skipped_records_total", map[string]string{"reason": "too_large"}); n != 1 {
+		t.Errorf("reo_skipped_records_total{reason=too_large} = %v, want 1 (the old topic's large record only)", n)
+	}
+}

@@ -37,7 +37,9 @@ type shardWorker struct {
 	trans *translator
 
 	// skip holds source offsets of records too large for the destination,
-	// to be skipped when AllowDataLoss is set. Owned by the worker goroutine.
+	// to be skipped when AllowDataLoss is set, of the topics as they were
+	// when found: a partition copied again (ResyncChangedTopics) or resumed
+	// after a truncation forgets its own. Owned by the worker goroutine.
 	skip map[tp]map[int64]bool
 }
 
@@ -106,7 +108,9 @@ func (w *shardWorker) run(ctx context.Context) {
 			w.r.fail(err)
 			return
 		case errors.As(err, new(*reopenProducerError)):
-			w.r.m.restarts.WithLabelValues("batch_limit").Inc()
+			var re *reopenProducerError
+			errors.As(err, &re)
+			w.r.m.restarts.WithLabelValues(re.kind).Inc()
 			w.log.Info("reopening the shard's producer", "reason", err)
 			b.reset()
 		case fenced(err):
@@ -180,14 +184,14 @@ func (w *shardWorker) session(ctx context.Context) error {
 	if h := r.hooks; h != nil && h.afterCheckpoints != nil {
 		h.afterCheckpoints(w.shard)
 	}
-	s := &copier{w: w, prod: prod, opened: make(map[string]int32), committed: cps, hwm: make(map[tp]int64), lso: make(map[tp]int64), behind: make(map[tp]int64), dstNext: make(map[tp]int64)}
+	s := &copier{w: w, prod: prod, opened: make(map[string]int32), committed: cps, hwm: make(map[tp]int64), lso: make(map[tp]int64), behind: make(map[tp]int64), dstNext: make(map[tp]int64), dstNextOf: make(map[tp]string)}
 	for {
 		p, changed := r.currentPlan()
 		if t, was, now := s.changedLimit(); t != "" && (r.hooks == nil || r.hooks.keepProducer == nil || !r.hooks.keepProducer(w.shard)) {
 			// No transaction is open between copies. The next
 			// session fences and reads the checkpoints again, as
 			// every session must before it copies.
-			return &reopenProducerError{fmt.Sprintf("destination topic %s's max.message.bytes changed from %d to %d; the shard's producer sized its batches by the old one", t, was, now)}
+			return &reopenProducerError{"batch_limit", fmt.Sprintf("destination topic %s's max.message.bytes changed from %d to %d; the shard's producer sized its batches by the old one", t, was, now)}
 		}
 		var parts []partitionPlan
 		if p != nil {
@@ -238,11 +242,13 @@ func batchLimit(n int32) int32 {
 	return n
 }
 
-// reopenProducerError ends a session whose producer sized a destination
-// topic's batches by a max.message.bytes that has since changed: kgo fixes
-// a partition's batch limit when it first learns the partition. The next
-// session opens a producer for the new limit.
-type reopenProducerError struct{ reason string }
+// reopenProducerError ends a session whose producer knows a destination
+// topic as it no longer is: it sized the topic's batches by a
+// max.message.bytes that has since changed (kgo fixes a partition's batch
+// limit when it first learns the partition; kind "batch_limit"), or it
+// wrote to a topic since deleted and created again, whose old id it would
+// send (kind "dest_recreated"). The next session opens a new producer.
+type reopenProducerError struct{ kind, reason string }
 
 func (e *reopenProducerError) Error() string { return e.reason }
 
