@@ -51,6 +51,12 @@ type copier struct {
 	// topic its offset was learned in: a topic deleted and created again
 	// during the session is learned again.
 	dstNextOf map[tp]string
+	// movedTo holds partitions whose position moved past their checkpoint
+	// without copying (AllowDataLoss: a gap or a truncation), and where
+	// to. A checkpoint-only transaction records the new position, so that
+	// the skip is logged and counted once and a later session resumes
+	// there, whatever happens to the records copied after it.
+	movedTo map[tp]int64
 	// settleFails counts DescribeTransactions failures in a row: at
 	// settleGiveUp the session stops settling (a destination too old for
 	// the request, or one that does not authorize it).
@@ -157,6 +163,17 @@ func (s *copier) copy(ctx context.Context, parts []partitionPlan, changed <-chan
 			abort(s.prod, w.log)
 		}
 	}()
+	if len(s.movedTo) > 0 {
+		// Positions openSource moved: recorded before any record is
+		// copied after them.
+		if err := s.move(b, dst); err != nil {
+			return err
+		}
+		if err := s.commit(gctx, b); err != nil {
+			return err
+		}
+		b = newBatch()
+	}
 	for {
 		stop := ctx.Err() != nil
 		replan := false
@@ -240,6 +257,9 @@ func (s *copier) copy(ctx context.Context, parts []partitionPlan, changed <-chan
 				}
 			}
 		}
+		if err := s.move(b, dst); err != nil { // positions the fetch moved
+			return err
+		}
 		var perr error
 		fs.EachPartition(func(fp kgo.FetchTopicPartition) {
 			if perr == nil && len(fp.Records) > 0 {
@@ -304,9 +324,9 @@ func (*srcRecord) Done() <-chan struct{}       { return nil }
 func (*srcRecord) Err() error                  { return nil }
 func (*srcRecord) Value(any) any               { return nil }
 
-// add produces records of source partition p, in offset order, into the
-// open transaction.
-func (s *copier) add(ctx context.Context, b *batch, p tp, dst string, recs []*kgo.Record) error {
+// part returns what the batch holds of source partition p (copied to
+// destination topic dst), adding it if new.
+func (s *copier) part(b *batch, p tp, dst string) *pending {
 	pp := b.parts[p]
 	if pp == nil {
 		pp = &pending{src: p, dst: dst, srcFirst: -1, srcLast: -1, srcEpoch: -1, dstFirst: -1, dstLast: -1}
@@ -316,6 +336,30 @@ func (s *copier) add(ctx context.Context, b *batch, p tp, dst string, recs []*kg
 			s.opened[dst] = s.w.r.destMaxBytes(dst)
 		}
 	}
+	return pp
+}
+
+// move puts the positions in movedTo into the batch (opening it), each as
+// its partition's next source offset unless its records already passed
+// it, and empties movedTo.
+func (s *copier) move(b *batch, dst map[tp]string) error {
+	for p, at := range s.movedTo {
+		if !b.open {
+			if err := s.begin(b); err != nil {
+				return err
+			}
+		}
+		pp := s.part(b, p, dst[p])
+		pp.next = max(pp.next, at)
+		delete(s.movedTo, p)
+	}
+	return nil
+}
+
+// add produces records of source partition p, in offset order, into the
+// open transaction.
+func (s *copier) add(ctx context.Context, b *batch, p tp, dst string, recs []*kgo.Record) error {
+	pp := s.part(b, p, dst)
 	skip := s.w.skip[p]
 	slab := make([]srcRecord, len(recs))
 	for i, rec := range recs {
@@ -836,6 +880,7 @@ func (s *copier) fetchError(fs kgo.Fetches) error {
 			}
 			w.log.Warn("skipping source offsets lost while fetching (AllowDataLoss)", "topic", t, "partition", p, "offset", dl.ConsumedTo, "resumed_at", dl.ResetTo, "err", gap)
 			r.m.skipped.WithLabelValues(t, "source_gap").Add(float64(max(1, dl.ResetTo-dl.ConsumedTo)))
+			s.movedTo[tp{t, p}] = dl.ResetTo
 		case errors.Is(err, kerr.OffsetOutOfRange):
 			// Retention may have passed us; the next session's
 			// openSource decides with fresh log start offsets.
@@ -1008,6 +1053,7 @@ func (s *copier) openSource(ctx context.Context, parts []partitionPlan, sz shard
 				w.log.Warn("skipping deleted source offsets (AllowDataLoss)", "topic", p.Topic, "partition", p.Partition, "offset", next, "err", gap)
 				r.m.skipped.WithLabelValues(p.Topic, "source_gap").Add(float64(st.Offset - next))
 				next = st.Offset
+				s.movedTo[k] = next
 			}
 			end, ok := ends.Lookup(p.Topic, p.Partition)
 			if !ok || end.Err != nil {
@@ -1022,6 +1068,7 @@ func (s *copier) openSource(ctx context.Context, parts []partitionPlan, sz shard
 				r.m.skipped.WithLabelValues(p.Topic, "source_truncated").Inc()
 				next = end.Offset
 				delete(w.skip, k) // its offsets may hold other records now
+				s.movedTo[k] = next
 			}
 		} else {
 			d := tp{p.DstTopic, p.Partition}
@@ -1048,6 +1095,7 @@ func (s *copier) openSource(ctx context.Context, parts []partitionPlan, sz shard
 			offsets[k.topic][k.partition] = kgo.NewOffset().At(at)
 		}
 		delete(w.skip, k) // its offsets hold other records now
+		s.movedTo[k] = offsets[k.topic][k.partition].EpochOffset().Offset
 	}
 	for _, p := range parts {
 		k, next := tp{p.Topic, p.Partition}, offsets[p.Topic][p.Partition].EpochOffset().Offset

@@ -5,12 +5,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/reo-kafka/reo/cluster/kafkatest"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -228,8 +232,8 @@ func TestSourceGapStops(t *testing.T) {
 	cfg.AllowDataLoss = true
 	run = start(t, cfg)
 	waitFor(t, 30*time.Second, countIs(t, dst, "audit", 15))
-	if n := run.metricValue(t, "reo_skipped_records_total", map[string]string{"reason": "source_gap"}); n < 5 {
-		t.Errorf("reo_skipped_records_total{reason=source_gap} = %v, want >= 5", n)
+	if n := run.metricValue(t, "reo_skipped_records_total", map[string]string{"reason": "source_gap"}); n != 5 {
+		t.Errorf("reo_skipped_records_total{reason=source_gap} = %v, want 5", n)
 	}
 	got := dump(t, dst, "audit")[0]
 	if v := string(got[10].Value); v != "b-5" {
@@ -456,8 +460,12 @@ func TestCheckpointReadTakesEachKeysLastRecord(t *testing.T) {
 // topic (one shard) holding records (key, value) in order. It returns the
 // replication's config and the checkpoint topic.
 func jobsWithCheckpoints(t *testing.T, records ...[2]string) (Config, string) {
-	src := newCluster(t, "src", 1, "jobs")
-	dst := newCluster(t, "dst", 1)
+	return jobsWithCheckpointsOn(t, newCluster(t, "src", 1, "jobs"), newCluster(t, "dst", 1), records...)
+}
+
+// jobsWithCheckpointsOn is jobsWithCheckpoints on the given clusters (src
+// with topic "jobs" of one partition).
+func jobsWithCheckpointsOn(t *testing.T, src, dst *kfake.Cluster, records ...[2]string) (Config, string) {
 	cfg := testConfig(src, dst, "jobs")
 	cfg.Shards = 1
 	produceNumbered(t, src, "jobs", "a", 4, 1)
@@ -567,4 +575,92 @@ func TestSkipForgottenWhenTopicsRecreated(t *testing.T) {
 	if n := run.metricValue(t, "reo_skipped_records_total", map[string]string{"reason": "too_large"}); n != 1 {
 		t.Errorf("reo_skipped_records_total{reason=too_large} = %v, want 1 (the old topic's large record only)", n)
 	}
+}
+
+// TestSourceGapRecordedOnce proves that a gap skipped with AllowDataLoss
+// is recorded in a checkpoint at once, even when nothing is left to copy
+// after it: it is logged and counted once, and a restart resumes past it
+// instead of finding (and counting) it again.
+func TestSourceGapRecordedOnce(t *testing.T) {
+	src := newCluster(t, "src", 1, "audit")
+	dst := newCluster(t, "dst", 1)
+	cfg := testConfig(src, dst, "audit")
+	cfg.AllowDataLoss = true
+	produceNumbered(t, src, "audit", "a", 10, 1)
+	run := start(t, cfg)
+	waitFor(t, 30*time.Second, countIs(t, dst, "audit", 10))
+	run.stop(t)
+
+	produceNumbered(t, src, "audit", "b", 10, 1) // offsets 10..19
+	var del kadm.Offsets
+	del.Add(kadm.Offset{Topic: "audit", Partition: 0, At: 20})
+	if resp, err := admin(t, src).DeleteRecords(context.Background(), del); err != nil || resp.Error() != nil {
+		t.Fatalf("delete every source record: %v %v", err, resp.Error())
+	}
+	gap := map[string]string{"reason": "source_gap"}
+	for i, want := range []float64{10, 0} {
+		run = start(t, cfg)
+		waitFor(t, 20*time.Second, func() string {
+			if h := run.r.Health(); !h.Ready {
+				return fmt.Sprintf("run %d not ready: %v", i+1, h.Reasons)
+			}
+			return ""
+		})
+		time.Sleep(time.Second) // sessions and plan refreshes go by
+		if n := run.metricValue(t, "reo_skipped_records_total", gap); n != want {
+			t.Errorf("run %d: reo_skipped_records_total{reason=source_gap} = %v, want %v", i+1, n, want)
+		}
+		run.stop(t)
+	}
+}
+
+// TestTruncationResumeSurvivesFailedCommit proves that where reo resumes
+// after a truncated source (AllowDataLoss; a checkpoint at 10 of a source
+// ending at 4) is recorded before anything is copied after it: the first
+// commit with records fails (the destination refuses them once), and the
+// next session resumes at 4 again, not at the source's new end (8), which
+// would skip the records 4..7.
+func TestTruncationResumeSurvivesFailedCommit(t *testing.T) {
+	src, dst := newCluster(t, "src", 1, "jobs"), newCluster(t, "dst", 1)
+	cfg, _ := jobsWithCheckpointsOn(t, src, dst, [2]string{`{"v":1,"cluster":"src","topic":"jobs","partition":0}`,
+		`{"v":1,"next":10,"srcFirst":0,"srcLast":9,"dstTopic":"jobs","dstFirst":-1,"dstLast":-1}`})
+	cfg.AllowDataLoss = true
+	topics, err := admin(t, dst).ListTopics(context.Background(), "jobs")
+	if err != nil || topics["jobs"].Err != nil {
+		t.Fatalf("describe destination topic jobs: %v %v", err, topics["jobs"].Err)
+	}
+	jobs := topics["jobs"].ID
+	var refused atomic.Bool
+	dst.ControlKey(int16(kmsg.Produce), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		dst.KeepControl()
+		pr := req.(*kmsg.ProduceRequest)
+		isJobs := func(t kmsg.ProduceRequestTopic) bool { return t.Topic == "jobs" || t.TopicID == jobs }
+		if !slices.ContainsFunc(pr.Topics, isJobs) || !refused.CompareAndSwap(false, true) {
+			return nil, nil, false
+		}
+		return kafkatest.RefuseProduce(pr, func(string) int16 { return kerr.InvalidRecord.Code }), nil, true
+	})
+	run := start(t, cfg)
+	waitFor(t, 20*time.Second, func() string {
+		if h := run.r.Health(); !h.Ready {
+			return fmt.Sprintf("not ready: %v", h.Reasons)
+		}
+		return ""
+	})
+	produceNumbered(t, src, "jobs", "b", 4, 1) // offsets 4..7
+	waitFor(t, 20*time.Second, func() string {
+		if !refused.Load() {
+			return "no produce of records refused yet"
+		}
+		got := dump(t, dst, "jobs")[0]
+		if len(got) != 4 {
+			return fmt.Sprintf("destination holds %d records, want b-0..b-3", len(got))
+		}
+		for i, r := range got {
+			if want := fmt.Sprintf("b-%d", i); string(r.Value) != want {
+				return fmt.Sprintf("destination record %d is %q, want %q", i, r.Value, want)
+			}
+		}
+		return ""
+	})
 }
