@@ -1109,6 +1109,16 @@ func (s *copier) openSource(ctx context.Context, parts []partitionPlan, sz shard
 		}
 	}
 	s.learnDestEnds(ctx, parts)
+	for _, p := range parts {
+		// reo is the only writer of its destination partitions: one
+		// that ends below what the checkpoint says was committed to it
+		// lost records.
+		k, d := tp{p.Topic, p.Partition}, tp{p.DstTopic, p.Partition}
+		cp, ok := s.committed[k]
+		if end, known := s.dstNext[d]; ok && known && end >= 0 && cp.DstLast >= 0 && cp.DstTopic == p.DstTopic && end <= cp.DstLast {
+			return nil, &DestTruncatedError{Topic: p.Topic, Partition: p.Partition, Offset: cp.Next, DestTopic: p.DstTopic, DestLast: cp.DstLast, DestEnd: end}
+		}
+	}
 	keep := make(map[tp]bool, len(parts))
 	for _, p := range parts {
 		k := tp{p.Topic, p.Partition}

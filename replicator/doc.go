@@ -125,7 +125,7 @@
 // PartitionCountError (destination has fewer partitions than the source),
 // NonEmptyDestinationError, CheckpointDecodeError, AuthError, ConfigError,
 // IdentityError, ReplicationIdentityError, SettingsConflictError,
-// OwnTopicDeletedError and a shard count that differs from the existing
+// OwnTopicDeletedError, DestTruncatedError and a shard count that differs from the existing
 // checkpoint topic's. With
 // AllowDataLoss, gaps, truncations and too-large records are skipped, logged
 // and counted in reo_skipped_records_total. Other errors (network, leader

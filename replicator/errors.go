@@ -53,8 +53,8 @@ type SourceTruncatedError struct {
 
 func (e *SourceTruncatedError) Error() string {
 	if e.LogEndOffset < 0 {
-		return fmt.Sprintf("source truncated on topic %s partition %d: reo copied up to offset %d in leader epoch %d, but the source now ends that epoch at offset %d (unclean leader election?): the source replaced records reo already copied; set AllowDataLoss / --allow-data-loss to resume at the checkpoint %d anyway",
-			e.Topic, e.Partition, e.SrcLast, e.Epoch, e.EpochEnd, e.Offset)
+		return fmt.Sprintf("source truncated on topic %s partition %d: reo copied up to offset %d in leader epoch %d, but the source now ends that epoch at offset %d (unclean leader election?): the source replaced records reo already copied; set AllowDataLoss / --allow-data-loss to copy the source's records from offset %d on after them (the checkpoint says %d)",
+			e.Topic, e.Partition, e.SrcLast, e.Epoch, e.EpochEnd, e.EpochEnd, e.Offset)
 	}
 	return fmt.Sprintf("source truncated on topic %s partition %d offset %d: the checkpoint is beyond the source log end %d (topic recreated or unclean leader election?); set AllowDataLoss / --allow-data-loss to resume at the log end", e.Topic, e.Partition, e.Offset, e.LogEndOffset)
 }
@@ -125,6 +125,26 @@ const (
 	// source alias, dest topic or mapping changed).
 	DestChanged = "destination changed"
 )
+
+// DestTruncatedError means a destination partition ends below records reo
+// committed to it, by its checkpoint: they were lost from the destination
+// (an unclean leader election there, a disk lost with replication factor
+// 1). Resuming at the checkpoint would leave them missing, so the shard
+// stops. Copying the partition again needs an empty destination partition:
+// recreate the destination topic and start with ResyncChangedTopics.
+type DestTruncatedError struct {
+	Topic     string // source topic
+	Partition int32
+	Offset    int64 // the checkpoint's next source offset
+	DestTopic string
+	DestLast  int64 // destination offset of the last record the checkpoint says reo copied
+	DestEnd   int64 // where the destination partition ends now
+}
+
+func (e *DestTruncatedError) Error() string {
+	return fmt.Sprintf("destination truncated: topic %s partition %d ends at offset %d, but reo's checkpoint of topic %s partition %d (next source offset %d) says it copied a record to destination offset %d (unclean leader election or a lost disk on the destination?): records reo copied are gone from the destination, and resuming would leave them missing; to copy the partition again, delete and recreate destination topic %s and start with ResyncChangedTopics / --resync-changed-topics",
+		e.DestTopic, e.Partition, e.DestEnd, e.Topic, e.Partition, e.Offset, e.DestLast, e.DestTopic)
+}
 
 // IdentityError means a checkpoint no longer describes what it points at:
 // the source topic was recreated, the destination topic was recreated or
@@ -262,10 +282,11 @@ func fatal(err error) bool {
 		rid   *ReplicationIdentityError
 		set   *SettingsConflictError
 		own   *OwnTopicDeletedError
+		dtr   *DestTruncatedError
 	)
 	return errors.As(err, &gap) || errors.As(err, &trunc) || errors.As(err, &large) || errors.As(err, &count) ||
 		errors.As(err, &dec) || errors.As(err, &ne) || errors.As(err, &auth) ||
-		errors.As(err, &cfg) || errors.As(err, &sc) || errors.As(err, &ide) || errors.As(err, &rid) || errors.As(err, &set) || errors.As(err, &own)
+		errors.As(err, &cfg) || errors.As(err, &sc) || errors.As(err, &ide) || errors.As(err, &rid) || errors.As(err, &set) || errors.As(err, &own) || errors.As(err, &dtr)
 }
 
 // fenced reports whether err means another producer took this shard's

@@ -664,3 +664,22 @@ func TestTruncationResumeSurvivesFailedCommit(t *testing.T) {
 		return ""
 	})
 }
+
+// TestDestinationTruncatedStops proves that a destination partition that
+// ends below what reo's checkpoint says it committed there (records lost
+// from the destination: here the checkpoint says destination offsets 0..3,
+// and the partition is empty) stops the replicator with an error naming
+// both partitions and offsets, instead of resuming and leaving them
+// missing.
+func TestDestinationTruncatedStops(t *testing.T) {
+	cfg, _ := jobsWithCheckpoints(t, [2]string{`{"v":1,"cluster":"src","topic":"jobs","partition":0}`,
+		`{"v":2,"next":4,"srcFirst":0,"srcLast":3,"dstTopic":"jobs","dstFirst":0,"dstLast":3,"srcEpoch":-1}`})
+	err := start(t, cfg).waitErr(t, 20*time.Second)
+	var dt *DestTruncatedError
+	if !errors.As(err, &dt) {
+		t.Fatalf("Run returned %v, want a *DestTruncatedError", err)
+	}
+	if dt.Topic != "jobs" || dt.Partition != 0 || dt.DestTopic != "jobs" || dt.DestLast != 3 || dt.DestEnd != 0 || dt.Offset != 4 {
+		t.Errorf("error %+v, want jobs/0 next 4, destination jobs ending at 0 below offset 3", dt)
+	}
+}
