@@ -1070,6 +1070,13 @@ func (s *copier) openSource(ctx context.Context, parts []partitionPlan, sz shard
 				delete(w.skip, k) // its offsets may hold other records now
 				s.movedTo[k] = next
 			}
+			if cp.Version == 1 {
+				// Written by reo before checkpoints carried the
+				// topics' ids: trusted once. Rewritten now with the
+				// ids checked above, so that a partition that stays
+				// idle is held to them from its next session on.
+				s.movedTo[k] = next
+			}
 		} else {
 			d := tp{p.DstTopic, p.Partition}
 			fresh = append(fresh, d)

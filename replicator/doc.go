@@ -178,7 +178,9 @@
 //     source cluster id are ignored (and logged). The replication's
 //     identity record makes that case a refusal at start.
 //   - Checkpoint keys stay version 1 (compaction is by key bytes); values
-//     went to version 2. Version 1 values, without ids, are trusted once.
+//     went to version 2. Version 1 values, without ids, are trusted once:
+//     the session that resumes from one rewrites it as version 2 with the
+//     topics' ids, whether or not it copies anything after it.
 //     An older reo refuses version 2 values rather than misreading them.
 //   - A resync (ResyncChangedTopics) needs an empty destination partition,
 //     as a partition without checkpoint does: reo never deletes a topic.

@@ -683,3 +683,37 @@ func TestDestinationTruncatedStops(t *testing.T) {
 		t.Errorf("error %+v, want jobs/0 next 4, destination jobs ending at 0 below offset 3", dt)
 	}
 }
+
+// TestLegacyCheckpointTrustedOnce proves that a checkpoint written before
+// checkpoints carried topic ids (version 1) is trusted once: reo rewrites
+// it with the topics' ids when it resumes, even when nothing is copied
+// after it, so a source topic recreated afterwards is caught
+// (IdentityError) instead of resumed at the old topic's offset, which
+// would skip the new topic's first records.
+func TestLegacyCheckpointTrustedOnce(t *testing.T) {
+	src, dst := newCluster(t, "src", 1, "jobs"), newCluster(t, "dst", 1)
+	cfg, cpTopic := jobsWithCheckpointsOn(t, src, dst, [2]string{`{"v":1,"cluster":"src","topic":"jobs","partition":0}`,
+		`{"v":1,"next":4,"srcFirst":0,"srcLast":3,"dstTopic":"jobs","dstFirst":-1,"dstLast":-1}`})
+	run := start(t, cfg)
+	waitFor(t, 20*time.Second, func() string {
+		var last []byte
+		for _, r := range dump(t, dst, cpTopic)[0] {
+			if strings.Contains(string(r.Key), `"topic":"jobs"`) {
+				last = r.Value
+			}
+		}
+		if !bytes.Contains(last, []byte(`"v":2`)) || !bytes.Contains(last, []byte(`"srcTopicId"`)) || !bytes.Contains(last, []byte(`"next":4`)) {
+			return fmt.Sprintf("checkpoint of jobs/0 is %s, want version 2 at next 4 with the source topic's id", last)
+		}
+		return ""
+	})
+	run.stop(t)
+
+	recreateTopic(t, src, "jobs", 1)
+	produceNumbered(t, src, "jobs", "new", 6, 1)
+	err := start(t, cfg).waitErr(t, 20*time.Second)
+	var ie *IdentityError
+	if !errors.As(err, &ie) || ie.Kind != SourceRecreated {
+		t.Fatalf("Run returned %v, want an *IdentityError for the recreated source topic", err)
+	}
+}
