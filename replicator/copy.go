@@ -57,6 +57,11 @@ type copier struct {
 	// the skip is logged and counted once and a later session resumes
 	// there, whatever happens to the records copied after it.
 	movedTo map[tp]int64
+	// pos is, per source partition, the next source offset of the
+	// session's copy as committed: where the source client started (see
+	// openSource), then each commit's. A partition new in a transaction
+	// starts there.
+	pos map[tp]int64
 	// settleFails counts DescribeTransactions failures in a row: at
 	// settleGiveUp the session stops settling (a destination too old for
 	// the request, or one that does not authorize it).
@@ -262,9 +267,11 @@ func (s *copier) copy(ctx context.Context, parts []partitionPlan, changed <-chan
 		}
 		var perr error
 		fs.EachPartition(func(fp kgo.FetchTopicPartition) {
-			if perr == nil && len(fp.Records) > 0 {
+			// Transaction markers are never copied, and a poll
+			// of only markers adds nothing to the transaction.
+			if recs := dataRecords(fp.Records); perr == nil && len(recs) > 0 {
 				p := tp{fp.Topic, fp.Partition}
-				perr = s.add(gctx, b, p, dst[p], dataRecords(fp.Records))
+				perr = s.add(gctx, b, p, dst[p], recs)
 			}
 		})
 		if perr != nil {
@@ -329,7 +336,11 @@ func (*srcRecord) Value(any) any               { return nil }
 func (s *copier) part(b *batch, p tp, dst string) *pending {
 	pp := b.parts[p]
 	if pp == nil {
-		pp = &pending{src: p, dst: dst, srcFirst: -1, srcLast: -1, srcEpoch: -1, dstFirst: -1, dstLast: -1}
+		pos, ok := s.pos[p]
+		if !ok {
+			panic(fmt.Sprintf("replicator: no position for topic %s partition %d in shard %d's session", p.topic, p.partition, s.w.shard))
+		}
+		pp = &pending{src: p, dst: dst, next: pos, srcFirst: -1, srcLast: -1, srcEpoch: -1, dstFirst: -1, dstLast: -1}
 		pp.promise = b.promise(pp)
 		b.parts[p] = pp
 		if _, ok := s.opened[dst]; !ok {
@@ -410,20 +421,9 @@ func (s *copier) add(ctx context.Context, b *batch, p tp, dst string, recs []*kg
 }
 
 // dataRecords returns recs without the transaction markers the source
-// client keeps (for behind): those are never copied. It allocates only
-// when there is one.
+// client keeps (for behind), in place: those are never copied.
 func dataRecords(recs []*kgo.Record) []*kgo.Record {
-	i := slices.IndexFunc(recs, func(r *kgo.Record) bool { return r.Attrs.IsControl() })
-	if i < 0 {
-		return recs
-	}
-	out := slices.Clone(recs[:i])
-	for _, r := range recs[i+1:] {
-		if !r.Attrs.IsControl() {
-			out = append(out, r)
-		}
-	}
-	return out
+	return slices.DeleteFunc(recs, func(r *kgo.Record) bool { return r.Attrs.IsControl() })
 }
 
 // promise returns the produce promise of pp's records: it notes where
@@ -594,6 +594,7 @@ func (s *copier) commit(ctx context.Context, b *batch) error {
 	for p, cp := range cps {
 		pp := b.parts[p]
 		s.committed[p] = cp
+		s.pos[p] = cp.Next
 		dp := tp{pp.dst, p.partition}
 		if pp.records > 0 {
 			s.dstNext[dp] = pp.dstLast + 2 // the records, then our commit marker
@@ -1106,6 +1107,7 @@ func (s *copier) openSource(ctx context.Context, parts []partitionPlan, sz shard
 	}
 	for _, p := range parts {
 		k, next := tp{p.Topic, p.Partition}, offsets[p.Topic][p.Partition].EpochOffset().Offset
+		s.pos[k] = next
 		if e, ok := ends.Lookup(p.Topic, p.Partition); ok && e.Err == nil {
 			s.hwm[k] = e.Offset
 			s.behind[k] = max(0, e.Offset-next)

@@ -123,3 +123,48 @@ func TestCaughtUpAfterTrailingAbortedRecords(t *testing.T) {
 	start(t, cfg)
 	waitFor(t, 5*time.Second, committedTo(t, dst, "orders", 2))
 }
+
+// TestMarkersOnlyPollMovesNothing proves that a poll returning only
+// transaction markers for a partition (an aborted source transaction: its
+// records are dropped, its marker kept) does not put the partition into
+// the transaction: a checkpoint written for it would not know where the
+// partition is and could send the next session back to its start. Here
+// the shard's next transaction carries a record of the other partition;
+// after a restart everything is copied exactly once.
+func TestMarkersOnlyPollMovesNothing(t *testing.T) {
+	src := newCluster(t, "src", 2, "orders")
+	dst := newCluster(t, "dst", 1)
+	cfg := testConfig(src, dst, "orders")
+	cfg.Shards = 1
+	produceNumbered(t, src, "orders", "a", 10, 2)
+	run := start(t, cfg)
+	waitFor(t, 30*time.Second, countIs(t, dst, "orders", 10))
+
+	txn := client(t, src, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.TransactionalID("aborting"))
+	if err := txn.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		txn.Produce(context.Background(), &kgo.Record{Topic: "orders", Partition: 0, Value: []byte(fmt.Sprintf("ABORTED-%d", i))}, nil)
+	}
+	if err := txn.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := txn.EndTransaction(context.Background(), kgo.TryAbort); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond) // the shard polls the abort marker
+	cl := client(t, src, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err := cl.ProduceSync(context.Background(), &kgo.Record{Topic: "orders", Partition: 1, Value: []byte("b-0")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, countIs(t, dst, "orders", 11))
+	run.stop(t)
+
+	start(t, cfg)
+	time.Sleep(2 * time.Second)
+	waitFor(t, 30*time.Second, countIs(t, dst, "orders", 11))
+	if d := sameContent(t, src, "orders", dst, "orders"); d != "" {
+		t.Fatal(d)
+	}
+}
