@@ -33,11 +33,16 @@ type copier struct {
 	// then from each fetch that returns records for it. 0 means caught
 	// up. The source client keeps transaction markers (never copied) so
 	// that a log ending in markers, or in aborted records and their
-	// abort marker, is read to its end; a log's last record is in its
-	// active segment, which compaction leaves alone. A partition whose
-	// fetches return nothing stays behind: its broker may be unreachable,
-	// which the client retries without a word.
-	behind map[tp]int64
+	// abort marker, is read to its end. A partition whose fetches return
+	// nothing stays behind (its broker may be unreachable, which the
+	// client retries without a word) unless its broker has answered a
+	// fetch since the one that gave its last records (trace, answeredAt):
+	// what is left is then nothing to copy (aborted records whose marker
+	// lies past the last stable offset, an open transaction's, or batches
+	// emptied by compaction).
+	behind     map[tp]int64
+	trace      *fetchTrace
+	answeredAt map[tp]int64
 	// ids are the topic ids openSource checked, per source partition:
 	// every fetch and every checkpoint is held to them.
 	ids map[tp]partIdentity
@@ -73,6 +78,44 @@ type copier struct {
 	// settleFirst is how long a settle waits after EndTxn before its
 	// first question, learned from the session's settles (settleLearn).
 	settleFirst time.Duration
+}
+
+// fetchTrace follows the source client's fetches (kgo hooks, called from
+// its fetch goroutines): the broker each partition's record batches last
+// came from, and how many fetch responses each broker gave without error.
+type fetchTrace struct {
+	mu       sync.Mutex
+	broker   map[tp]int32
+	answered map[int32]int64
+}
+
+func newFetchTrace() *fetchTrace {
+	return &fetchTrace{broker: make(map[tp]int32), answered: make(map[int32]int64)}
+}
+
+func (f *fetchTrace) OnFetchBatchRead(meta kgo.BrokerMetadata, topic string, partition int32, _ kgo.FetchBatchMetrics) {
+	f.mu.Lock()
+	f.broker[tp{topic, partition}] = meta.NodeID
+	f.mu.Unlock()
+}
+
+func (f *fetchTrace) OnBrokerRead(meta kgo.BrokerMetadata, key int16, _ int, _, _ time.Duration, err error) {
+	if key != int16(kmsg.Fetch) || err != nil {
+		return
+	}
+	f.mu.Lock()
+	f.answered[meta.NodeID]++
+	f.mu.Unlock()
+}
+
+// answers is how many fetch responses the broker partition p's batches
+// last came from has given without error; ok is false before p's first
+// batch.
+func (f *fetchTrace) answers(p tp) (n int64, ok bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	b, ok := f.broker[p]
+	return f.answered[b], ok
 }
 
 // idlePoll: a shard that is not caught up polls at most this long
@@ -231,6 +274,17 @@ func (s *copier) copy(ctx context.Context, parts []partitionPlan, changed <-chan
 			}
 			return err
 		}
+		if idle {
+			// Nothing came for a while: a partition whose broker
+			// answered a fetch since the one that gave its last
+			// records (or, before any, ever) has nothing readable
+			// left to copy.
+			for p, n := range s.behind {
+				if c, ok := s.trace.answers(p); n > 0 && ok && c > s.answeredAt[p] {
+					s.behind[p] = 0
+				}
+			}
+		}
 		fs.EachPartition(func(fp kgo.FetchTopicPartition) {
 			p := tp{fp.Topic, fp.Partition}
 			s.hwm[p] = fp.HighWatermark
@@ -246,6 +300,7 @@ func (s *copier) copy(ctx context.Context, parts []partitionPlan, changed <-chan
 					end = fp.HighWatermark
 				}
 				s.behind[p] = max(0, end-(fp.Records[n-1].Offset+1))
+				s.answeredAt[p], _ = s.trace.answers(p)
 			}
 		})
 		if (idle || (!b.open && fs.NumRecords() == 0)) && s.caughtUp() {
@@ -1158,10 +1213,12 @@ func (s *copier) openSource(ctx context.Context, parts []partitionPlan, sz shard
 			}
 		}
 	}
+	s.trace, s.answeredAt = newFetchTrace(), make(map[tp]int64)
 	opts := []kgo.Opt{
 		kgo.ConsumePartitions(offsets),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.KeepControlRecords(), // behind counts the markers; never copied (dataRecords)
+		kgo.WithHooks(s.trace),
 		kgo.ConsumeResetOffset(kgo.NoResetOffset()),
 		kgo.FetchMaxBytes(sz.fetch),
 		kgo.FetchMaxPartitionBytes(sz.partFetch),

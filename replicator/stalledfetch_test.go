@@ -131,3 +131,48 @@ func TestFetchesFailingFromStartNotCaughtUp(t *testing.T) {
 		return ""
 	})
 }
+
+// TestCaughtUpBelowOpenTransaction proves that a shard reading a partition
+// whose readable end is a long-open source transaction is caught up even
+// when aborted records lie just below it: their abort marker is above the
+// open transaction's first offset (the last stable offset), so no fetch
+// returns anything for them, but the fetches do read them. The shard is
+// not reported stalled while the transaction stays open.
+func TestCaughtUpBelowOpenTransaction(t *testing.T) {
+	src := newCluster(t, "src", 1, "orders")
+	dst := newCluster(t, "dst", 1)
+	produceNumbered(t, src, "orders", "a", 8, 1)
+	aborted := client(t, src, kgo.DefaultProduceTopic("orders"), kgo.TransactionalID("aborted"))
+	open := client(t, src, kgo.DefaultProduceTopic("orders"), kgo.TransactionalID("open"))
+	for _, txn := range []*kgo.Client{aborted, open} {
+		if err := txn.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 2 { // offsets 8, 9
+		if err := aborted.ProduceSync(context.Background(), &kgo.Record{Value: []byte(fmt.Sprintf("ABORTED-%d", i))}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := open.ProduceSync(context.Background(), &kgo.Record{Value: []byte("OPEN")}).FirstErr(); err != nil { // offset 10
+		t.Fatal(err)
+	}
+	if err := aborted.EndTransaction(context.Background(), kgo.TryAbort); err != nil { // marker at 11
+		t.Fatal(err)
+	}
+	cfg := testConfig(src, dst, "orders")
+	cfg.Shards = 1
+	cfg.TransactionTimeout = time.Minute
+	run := start(t, cfg)
+	waitFor(t, 30*time.Second, countIs(t, dst, "orders", 8))
+	// The source answers the next fetch after its wait (kgo's default
+	// FetchMaxWait, 5 s) with nothing: the shard is then caught up.
+	time.Sleep(8 * time.Second)
+	if why := shardReason(run, 0, 2*time.Second); why != "" {
+		t.Errorf("shard 0 at the open transaction reported at a 2s stall limit: %s", why)
+	}
+	if err := open.EndTransaction(context.Background(), kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, countIs(t, dst, "orders", 9))
+}
