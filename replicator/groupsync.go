@@ -93,8 +93,9 @@ func (r *Replicator) syncGroups(ctx context.Context) (int, error) {
 		}
 	}
 	synced := 0
+	ids := make(map[string]string) // destination topic -> its id, listed once per round
 	for _, g := range names {
-		n, err := r.syncGroup(ctx, g, plans, owned)
+		n, err := r.syncGroup(ctx, g, plans, owned, ids)
 		if err != nil {
 			r.log.Warn("syncing consumer group offsets", "group", g, "err", err)
 			continue
@@ -109,7 +110,7 @@ func (r *Replicator) syncGroups(ctx context.Context) (int, error) {
 // syncGroup translates one source group's offsets on the partitions this
 // instance owns and commits those that move forward, unless the group has
 // members on the destination. It returns how many offsets it committed.
-func (r *Replicator) syncGroup(ctx context.Context, group string, plans map[tp]partitionPlan, owned map[int32]*translator) (int, error) {
+func (r *Replicator) syncGroup(ctx context.Context, group string, plans map[tp]partitionPlan, owned map[int32]*translator, ids map[string]string) (int, error) {
 	src, err := r.srcAdm.FetchOffsets(ctx, group)
 	if err != nil {
 		return 0, fmt.Errorf("fetch source offsets: %w", err)
@@ -117,7 +118,7 @@ func (r *Replicator) syncGroup(ctx context.Context, group string, plans map[tp]p
 	now := time.Now().UTC().Format(time.RFC3339)
 	want := make(kadm.Offsets)
 	from := make(map[tp]int64)
-	ids := make(map[string]string) // destination topic -> id when its copy was checked
+	copiedInto := make(map[tp]string) // destination partition -> its topic's id when its copy was checked
 	src.Each(func(o kadm.OffsetResponse) {
 		p := tp{o.Topic, o.Partition}
 		pp, ok := plans[p]
@@ -138,9 +139,7 @@ func (r *Replicator) syncGroup(ctx context.Context, group string, plans map[tp]p
 		want.Add(kadm.Offset{Topic: tr.Topic, Partition: p.partition, At: d, LeaderEpoch: -1,
 			Metadata: syncMetaPrefix + r.cfg.Name + " src=" + strconv.FormatInt(o.At, 10) + " at=" + now})
 		from[tp{tr.Topic, p.partition}] = o.At
-		if tr.ID != "" {
-			ids[tr.Topic] = tr.ID
-		}
+		copiedInto[tp{tr.Topic, p.partition}] = tr.ID
 	})
 	if len(want) == 0 {
 		return 0, nil
@@ -169,7 +168,7 @@ func (r *Replicator) syncGroup(ctx context.Context, group string, plans map[tp]p
 	if len(commit) == 0 {
 		return 0, nil
 	}
-	if commit, err = r.stillOurs(ctx, commit, ids); err != nil || len(commit) == 0 {
+	if commit, err = r.stillOurs(ctx, commit, copiedInto, ids); err != nil || len(commit) == 0 {
 		return 0, err
 	}
 	resp, err := r.dstAdm.CommitOffsets(ctx, group, commit)
@@ -186,34 +185,48 @@ func (r *Replicator) syncGroup(ctx context.Context, group string, plans map[tp]p
 }
 
 // stillOurs keeps the offsets of commit that still point into what reo
-// copied: their destination topic is the one the copy checked (ids: its
-// id then, per topic; a topic deleted and created again since has a new
-// id, an empty log and none of the copied records) and the offset is not
-// past the partition's end (the copy's commit markers may not all be
-// written yet). An offset committed into a recreated topic would stay
-// there, since offsets never go back, and send a consumer that fails over
-// past the records copied into it again. The others wait for a later sync.
-func (r *Replicator) stillOurs(ctx context.Context, commit kadm.Offsets, ids map[string]string) (kadm.Offsets, error) {
-	topics := make([]string, 0, len(commit))
-	for t := range commit {
-		topics = append(topics, t)
+// copied: their destination topic is the one the copy checked (copiedInto:
+// its id then, per destination partition; a topic deleted and created
+// again since has a new id, an empty log and none of the copied records)
+// and the offset is not past the partition's end (the copy's commit
+// markers may not all be written yet). An offset committed into a
+// recreated topic would stay there, since offsets never go back, and send
+// a consumer that fails over past the records copied into it again. The
+// others wait for a later sync. ids caches the destination topics' ids
+// for the sync round; the ends are listed for exactly the partitions of
+// commit.
+func (r *Replicator) stillOurs(ctx context.Context, commit kadm.Offsets, copiedInto map[tp]string, ids map[string]string) (kadm.Offsets, error) {
+	var unlisted []string
+	var parts []tp
+	commit.Each(func(o kadm.Offset) {
+		if _, ok := ids[o.Topic]; !ok && !slices.Contains(unlisted, o.Topic) {
+			unlisted = append(unlisted, o.Topic)
+		}
+		parts = append(parts, tp{o.Topic, o.Partition})
+	})
+	if len(unlisted) > 0 {
+		listed, err := r.dstAdm.ListTopics(ctx, unlisted...)
+		if err != nil {
+			return nil, fmt.Errorf("describe destination topics: %w", err)
+		}
+		for _, t := range unlisted {
+			if td, ok := listed[t]; ok && td.Err == nil {
+				ids[t] = topicIDString(td.ID)
+			}
+		}
 	}
-	listed, err := r.dstAdm.ListTopics(ctx, topics...)
-	if err != nil {
-		return nil, fmt.Errorf("describe destination topics: %w", err)
-	}
-	ends, err := r.dstAdm.ListEndOffsets(ctx, topics...)
-	if err != nil {
+	ends, err := partialOffsets(listOffsets(ctx, r.dstCl, parts, listEnd))
+	if ends == nil {
 		return nil, fmt.Errorf("list destination end offsets: %w", err)
 	}
 	keep := make(kadm.Offsets)
 	commit.Each(func(o kadm.Offset) {
-		td, ok := listed[o.Topic]
-		if !ok || td.Err != nil {
+		now, ok := ids[o.Topic]
+		if !ok {
 			r.m.translateFailures.WithLabelValues("destination topic not described").Inc()
 			return
 		}
-		if was, now := ids[o.Topic], topicIDString(td.ID); was != "" && now != "" && was != now {
+		if was := copiedInto[tp{o.Topic, o.Partition}]; was != "" && now != "" && was != now {
 			r.m.translateFailures.WithLabelValues("destination topic recreated").Inc()
 			r.log.Warn("not syncing a group offset into a destination topic created again since reo copied into it", "topic", o.Topic, "partition", o.Partition, "offset", o.At, "copied_into_id", was, "id_now", now)
 			return
