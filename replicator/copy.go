@@ -584,6 +584,12 @@ func (s *copier) commit(ctx context.Context, b *batch) error {
 		if d, ok := s.dstNext[tp{pp.dst, p.partition}]; ok && d >= 0 && pp.records > 0 {
 			cp.DstFirst, cp.DstLast = d, d+int64(pp.records)-1
 		}
+		if old, ok := s.committed[p]; ok && pp.srcLast < 0 && old.Next == cp.Next && old.DstTopic == cp.DstTopic {
+			// Nothing copied and the position unchanged (a version 1
+			// checkpoint rewritten with ids): what the checkpoint
+			// said of its last records still holds.
+			cp.SrcFirst, cp.SrcLast, cp.DstFirst, cp.DstLast, cp.SrcEpoch = old.SrcFirst, old.SrcLast, old.DstFirst, old.DstLast, old.SrcEpoch
+		}
 		cps[p] = cp
 		s.prod.Produce(ctx, &kgo.Record{
 			Topic:     r.cfg.checkpointTopic(),
@@ -1057,7 +1063,7 @@ func (s *copier) openSource(ctx context.Context, parts []partitionPlan, sz shard
 	offsets := make(map[string]map[int32]kgo.Offset)
 	var fresh []tp // destination partitions to check for existing data
 	freshSrc := make(map[tp]tp)
-	resynced := make(map[tp]*IdentityError)
+	resynced := make(map[tp]string)   // destination partition -> why it is copied again
 	epochs := make(map[tp]Checkpoint) // checkpoints whose epoch to check
 	s.ids = make(map[tp]partIdentity, len(parts))
 	for _, p := range parts {
@@ -1070,6 +1076,10 @@ func (s *copier) openSource(ctx context.Context, parts []partitionPlan, sz shard
 			delete(s.dstNext, d)
 			s.dstNextOf[d] = dstIDs[p.DstTopic]
 		}
+	}
+	s.learnDestEnds(ctx, parts)
+	for _, p := range parts {
+		k := tp{p.Topic, p.Partition}
 		st, ok := starts.Lookup(p.Topic, p.Partition)
 		if !ok || st.Err != nil {
 			why := st.Err
@@ -1092,9 +1102,25 @@ func (s *copier) openSource(ctx context.Context, parts []partitionPlan, sz shard
 				r.m.resyncs.WithLabelValues(p.Topic, ie.Kind).Inc()
 				delete(s.committed, k)
 				delete(w.skip, k) // records of the topics as they were
-				resynced[tp{p.DstTopic, p.Partition}] = ie
+				resynced[tp{p.DstTopic, p.Partition}] = ie.Kind
 				ok = false
 			}
+		}
+		// reo is the only writer of its destination partitions: one
+		// that ends at or below the last record the checkpoint says was
+		// committed to it lost records.
+		if end, known := s.dstNext[tp{p.DstTopic, p.Partition}]; ok && known && end >= 0 && cp.DstLast >= 0 && cp.DstTopic == p.DstTopic && end <= cp.DstLast {
+			dt := &DestTruncatedError{Topic: p.Topic, Partition: p.Partition, Offset: cp.Next, DestTopic: p.DstTopic, DestLast: cp.DstLast, DestEnd: end}
+			if !r.cfg.ResyncChangedTopics {
+				return nil, dt
+			}
+			w.log.Warn("destination lost records reo copied; copying the partition again from its log start (ResyncChangedTopics)",
+				"topic", p.Topic, "partition", p.Partition, "dest_topic", p.DstTopic, "dest_end", end, "checkpoint_dest_last", cp.DstLast, "checkpoint", cp.Next)
+			r.m.resyncs.WithLabelValues(p.Topic, DestTruncated).Inc()
+			delete(s.committed, k)
+			delete(w.skip, k)
+			resynced[tp{p.DstTopic, p.Partition}] = DestTruncated
+			ok = false
 		}
 		if ok {
 			next = cp.Next
@@ -1172,17 +1198,6 @@ func (s *copier) openSource(ctx context.Context, parts []partitionPlan, sz shard
 			s.behind[k] = max(0, l.Offset-next)
 		}
 	}
-	s.learnDestEnds(ctx, parts)
-	for _, p := range parts {
-		// reo is the only writer of its destination partitions: one
-		// that ends below what the checkpoint says was committed to it
-		// lost records.
-		k, d := tp{p.Topic, p.Partition}, tp{p.DstTopic, p.Partition}
-		cp, ok := s.committed[k]
-		if end, known := s.dstNext[d]; ok && known && end >= 0 && cp.DstLast >= 0 && cp.DstTopic == p.DstTopic && end <= cp.DstLast {
-			return nil, &DestTruncatedError{Topic: p.Topic, Partition: p.Partition, Offset: cp.Next, DestTopic: p.DstTopic, DestLast: cp.DstLast, DestEnd: end}
-		}
-	}
 	keep := make(map[tp]bool, len(parts))
 	for _, p := range parts {
 		k := tp{p.Topic, p.Partition}
@@ -1206,9 +1221,7 @@ func (s *copier) openSource(ctx context.Context, parts []partitionPlan, sz shard
 			if has[d] {
 				src := freshSrc[d]
 				ne := &NonEmptyDestinationError{Topic: src.topic, Partition: src.partition, DestTopic: d.topic}
-				if ie := resynced[d]; ie != nil {
-					ne.Resync = ie.Kind
-				}
+				ne.Resync = resynced[d]
 				return nil, ne
 			}
 		}

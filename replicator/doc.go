@@ -125,11 +125,12 @@
 // PartitionCountError (destination has fewer partitions than the source),
 // NonEmptyDestinationError, CheckpointDecodeError, AuthError, ConfigError,
 // IdentityError, ReplicationIdentityError, SettingsConflictError,
-// OwnTopicDeletedError, DestTruncatedError and a shard count that differs from the existing
-// checkpoint topic's. With
-// AllowDataLoss, gaps, truncations and too-large records are skipped, logged
-// and counted in reo_skipped_records_total. Other errors (network, leader
-// moves, coordinator moves, CONCURRENT_TRANSACTIONS, which kgo retries in
+// OwnTopicDeletedError, DestTruncatedError and a shard count that differs
+// from the existing checkpoint topic's. With AllowDataLoss, gaps, source
+// truncations and too-large records are skipped, logged and counted in
+// reo_skipped_records_total (a destination truncation is not:
+// ResyncChangedTopics copies such a partition again). Other errors
+// (network, leader moves, coordinator moves, CONCURRENT_TRANSACTIONS, which kgo retries in
 // place) restart the shard from its checkpoint. They are judged per
 // partition: one unavailable partition (a leader down) stalls only the
 // shard that needs it; offsets of other partitions of the same topic are

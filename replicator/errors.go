@@ -124,14 +124,20 @@ const (
 	// destination topic than the checkpoint was written with (naming,
 	// source alias, dest topic or mapping changed).
 	DestChanged = "destination changed"
+	// DestTruncated: the destination partition ends below records the
+	// checkpoint says reo committed there (DestTruncatedError), a reason
+	// to copy it again with ResyncChangedTopics.
+	DestTruncated = "destination truncated"
 )
 
 // DestTruncatedError means a destination partition ends below records reo
 // committed to it, by its checkpoint: they were lost from the destination
 // (an unclean leader election there, a disk lost with replication factor
 // 1). Resuming at the checkpoint would leave them missing, so the shard
-// stops. Copying the partition again needs an empty destination partition:
-// recreate the destination topic and start with ResyncChangedTopics.
+// stops, unless Config.ResyncChangedTopics is set: then the partition is
+// copied again from its source log start into a destination partition
+// that must hold no committed records (delete the topic first; reo
+// recreates it). AllowDataLoss does not skip it.
 type DestTruncatedError struct {
 	Topic     string // source topic
 	Partition int32
@@ -142,7 +148,7 @@ type DestTruncatedError struct {
 }
 
 func (e *DestTruncatedError) Error() string {
-	return fmt.Sprintf("destination truncated: topic %s partition %d ends at offset %d, but reo's checkpoint of topic %s partition %d (next source offset %d) says it copied a record to destination offset %d (unclean leader election or a lost disk on the destination?): records reo copied are gone from the destination, and resuming would leave them missing; to copy the partition again, delete and recreate destination topic %s and start with ResyncChangedTopics / --resync-changed-topics",
+	return fmt.Sprintf("destination truncated: topic %s partition %d ends at offset %d, but reo's checkpoint of topic %s partition %d (next source offset %d) says it copied a record to destination offset %d (unclean leader election or a lost disk on the destination?): records reo copied are gone from the destination, and resuming would leave them missing; to copy the partition again from the source's log start, delete destination topic %s and restart with ResyncChangedTopics / --resync-changed-topics (reo recreates the topic)",
 		e.DestTopic, e.Partition, e.DestEnd, e.Topic, e.Partition, e.Offset, e.DestLast, e.DestTopic)
 }
 

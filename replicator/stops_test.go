@@ -670,10 +670,13 @@ func TestTruncationResumeSurvivesFailedCommit(t *testing.T) {
 // from the destination: here the checkpoint says destination offsets 0..3,
 // and the partition is empty) stops the replicator with an error naming
 // both partitions and offsets, instead of resuming and leaving them
-// missing.
+// missing; and that with ResyncChangedTopics the partition is copied again
+// from the source's log start instead.
 func TestDestinationTruncatedStops(t *testing.T) {
-	cfg, _ := jobsWithCheckpoints(t, [2]string{`{"v":1,"cluster":"src","topic":"jobs","partition":0}`,
-		`{"v":2,"next":4,"srcFirst":0,"srcLast":3,"dstTopic":"jobs","dstFirst":0,"dstLast":3,"srcEpoch":-1}`})
+	records := [2]string{`{"v":1,"cluster":"src","topic":"jobs","partition":0}`,
+		`{"v":2,"next":4,"srcFirst":0,"srcLast":3,"dstTopic":"jobs","dstFirst":0,"dstLast":3,"srcEpoch":-1}`}
+	src, dst := newCluster(t, "src", 1, "jobs"), newCluster(t, "dst", 1)
+	cfg, _ := jobsWithCheckpointsOn(t, src, dst, records)
 	err := start(t, cfg).waitErr(t, 20*time.Second)
 	var dt *DestTruncatedError
 	if !errors.As(err, &dt) {
@@ -681,6 +684,16 @@ func TestDestinationTruncatedStops(t *testing.T) {
 	}
 	if dt.Topic != "jobs" || dt.Partition != 0 || dt.DestTopic != "jobs" || dt.DestLast != 3 || dt.DestEnd != 0 || dt.Offset != 4 {
 		t.Errorf("error %+v, want jobs/0 next 4, destination jobs ending at 0 below offset 3", dt)
+	}
+
+	cfg.ResyncChangedTopics = true
+	run := start(t, cfg)
+	waitFor(t, 20*time.Second, countIs(t, dst, "jobs", 4))
+	if d := sameContent(t, src, "jobs", dst, "jobs"); d != "" {
+		t.Fatal(d)
+	}
+	if n := run.metricValue(t, "reo_resyncs_total", map[string]string{"reason": DestTruncated}); n != 1 {
+		t.Errorf("reo_resyncs_total{reason=%q} = %v, want 1", DestTruncated, n)
 	}
 }
 
@@ -702,8 +715,8 @@ func TestLegacyCheckpointTrustedOnce(t *testing.T) {
 				last = r.Value
 			}
 		}
-		if !bytes.Contains(last, []byte(`"v":2`)) || !bytes.Contains(last, []byte(`"srcTopicId"`)) || !bytes.Contains(last, []byte(`"next":4`)) {
-			return fmt.Sprintf("checkpoint of jobs/0 is %s, want version 2 at next 4 with the source topic's id", last)
+		if !bytes.Contains(last, []byte(`"v":2`)) || !bytes.Contains(last, []byte(`"srcTopicId"`)) || !bytes.Contains(last, []byte(`"next":4,"srcFirst":0,"srcLast":3`)) {
+			return fmt.Sprintf("checkpoint of jobs/0 is %s, want version 2 at next 4 with the source topic's id and the copied range 0..3", last)
 		}
 		return ""
 	})
