@@ -290,6 +290,24 @@ func TestSettingsConflictRefused(t *testing.T) {
 	if h := first.r.Health(); !h.Ready {
 		t.Errorf("first instance not ready after the refusal: %+v", h.Reasons)
 	}
+
+	// An instance that names its destinations otherwise creates none of
+	// them before it is refused.
+	prefixed := cfg
+	prefixed.Naming, prefixed.SourceAlias = NamingPrefix, "east"
+	err = start(t, prefixed).waitErr(t, 40*time.Second)
+	if !errors.As(err, &sc) {
+		t.Fatalf("instance with prefix naming: Run returned %v, want a *SettingsConflictError", err)
+	}
+	topics, lerr := admin(t, dst).ListTopics(context.Background())
+	if lerr != nil {
+		t.Fatal(lerr)
+	}
+	for _, name := range topics.Names() {
+		if strings.HasPrefix(name, "east.") {
+			t.Errorf("the refused instance created destination topic %s", name)
+		}
+	}
 }
 
 // TestCreateRefusedBlocksOnlyThatTopic proves that one destination topic the

@@ -200,12 +200,8 @@ func (r *Replicator) Run(ctx context.Context) (err error) {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var bg sync.WaitGroup
-	bg.Go(func() { r.refreshLoop(runCtx) })
 	bg.Go(func() { r.progressLoop(runCtx) })
 	bg.Go(func() { r.watchCheckpoints(runCtx) })
-	if !r.cfg.NoGroupSync {
-		bg.Go(func() { r.groupSyncLoop(runCtx) })
-	}
 
 	if err := r.waitMembers(runCtx); err != nil {
 		cancel()
@@ -214,6 +210,14 @@ func (r *Replicator) Run(ctx context.Context) (err error) {
 			return nil
 		}
 		return err
+	}
+	// The topic refresh creates and grows destination topics and marks
+	// them as this replication's: not before the members check, so that
+	// an instance started with other settings (naming, selection) is
+	// refused before it creates anything.
+	bg.Go(func() { r.refreshLoop(runCtx) })
+	if !r.cfg.NoGroupSync {
+		bg.Go(func() { r.groupSyncLoop(runCtx) })
 	}
 	grp, err := r.joinGroup()
 	if err != nil {
