@@ -43,6 +43,12 @@ type copier struct {
 	behind     map[tp]int64
 	trace      *fetchTrace
 	answeredAt map[tp]int64
+	// got is, per source partition, when its fetches last returned
+	// records or found it caught up (or the source was opened): the
+	// shard's status reports a partition behind and without records for
+	// the stall limit (shardStatus.behind), once per statusEvery.
+	got      map[tp]time.Time
+	statusAt time.Time
 	// ids are the topic ids openSource checked, per source partition:
 	// every fetch and every checkpoint is held to them.
 	ids map[tp]partIdentity
@@ -117,6 +123,10 @@ func (f *fetchTrace) answers(p tp) (n int64, ok bool) {
 	b, ok := f.broker[p]
 	return f.answered[b], ok
 }
+
+// statusEvery: how often the copy loop tells the shard's status which
+// partitions are behind.
+const statusEvery = time.Second
 
 // idlePoll: a shard that is not caught up polls at most this long
 // at a time (a poll of at least this long that returns nothing is idle).
@@ -301,10 +311,23 @@ func (s *copier) copy(ctx context.Context, parts []partitionPlan, changed <-chan
 				}
 				s.behind[p] = max(0, end-(fp.Records[n-1].Offset+1))
 				s.answeredAt[p], _ = s.trace.answers(p)
+				s.got[p] = time.Now()
 			}
 		})
 		if (idle || (!b.open && fs.NumRecords() == 0)) && s.caughtUp() {
 			w.status.progressed() // nothing to copy: caught up
+		}
+		if now := time.Now(); now.Sub(s.statusAt) >= statusEvery {
+			s.statusAt = now
+			behind := make(map[tp]time.Time)
+			for p, n := range s.behind {
+				if n == 0 {
+					s.got[p] = now
+				} else {
+					behind[p] = s.got[p]
+				}
+			}
+			w.status.setBehind(behind)
 		}
 		if idle && !b.open {
 			// Everything readable was copied and committed: what is
@@ -1227,6 +1250,10 @@ func (s *copier) openSource(ctx context.Context, parts []partitionPlan, sz shard
 		}
 	}
 	s.trace, s.answeredAt = newFetchTrace(), make(map[tp]int64)
+	s.got, s.statusAt = make(map[tp]time.Time, len(parts)), time.Time{}
+	for _, p := range parts {
+		s.got[tp{p.Topic, p.Partition}] = time.Now()
+	}
 	opts := []kgo.Opt{
 		kgo.ConsumePartitions(offsets),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),

@@ -192,7 +192,9 @@
 //     session opens it, then from each fetch that returns records
 //     (transaction markers included): a poll that returns nothing does not
 //     make a shard caught up, since fetches from a broker the client
-//     cannot reach come back empty, not failed. An empty selection or a named source topic that does not
+//     cannot reach come back empty, not failed. One partition behind and
+//     without records for as long makes its shard unhealthy too, however
+//     the shard's other partitions commit. An empty selection or a named source topic that does not
 //     exist is not ready either: reo would copy nothing.
 //   - A destination topic with fewer partitions than its source is refused
 //     the first time this process sees it. Once verified, a source that grows

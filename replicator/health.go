@@ -1,10 +1,12 @@
 package replicator
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -45,6 +47,11 @@ type shardStatus struct {
 	problem  string    // the error that ended the last session, while not copying again
 	since    time.Time // when phase began
 	progress time.Time // last commit, or last poll that found the shard caught up
+	// behind holds, while copying, the partitions that are behind their
+	// source, each with when it last got records (or the session
+	// started): one that gets none for the stall limit is stuck, however
+	// the shard's other partitions commit.
+	behind map[tp]time.Time
 }
 
 func (s *shardStatus) set(phase, problem string) {
@@ -54,6 +61,16 @@ func (s *shardStatus) set(phase, problem string) {
 		s.since = time.Now()
 	}
 	s.phase, s.problem = phase, problem
+	if phase != phaseCopying {
+		s.behind = nil
+	}
+}
+
+// setBehind records the partitions that are behind (see behind).
+func (s *shardStatus) setBehind(b map[tp]time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.behind = b
 }
 
 // lastProblem is the error that ended the last session, until a session
@@ -105,10 +122,27 @@ func (s *shardStatus) reason(stall time.Duration, now time.Time) string {
 	if s.progress.After(last) {
 		last = s.progress
 	}
-	if now.Sub(last) < stall {
+	if now.Sub(last) >= stall {
+		return fmt.Sprintf("no commit for %v while behind its source", now.Sub(last).Round(time.Second))
+	}
+	var stuck []tp
+	for p, at := range s.behind {
+		if now.Sub(at) >= stall {
+			stuck = append(stuck, p)
+		}
+	}
+	if len(stuck) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("no commit for %v while behind its source", now.Sub(last).Round(time.Second))
+	slices.SortFunc(stuck, func(a, b tp) int {
+		return cmp.Or(strings.Compare(a.topic, b.topic), cmp.Compare(a.partition, b.partition))
+	})
+	p := stuck[0]
+	why := fmt.Sprintf("topic %s partition %d is behind its source and has got no records for %v (its leader unreachable?)", p.topic, p.partition, now.Sub(s.behind[p]).Round(time.Second))
+	if len(stuck) > 1 {
+		why += fmt.Sprintf(", and %d more partitions", len(stuck)-1)
+	}
+	return why
 }
 
 // Health reports whether the replicator is ready, and why not.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -175,4 +176,66 @@ func TestCaughtUpBelowOpenTransaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 30*time.Second, countIs(t, dst, "orders", 9))
+}
+
+// TestOnePartitionStuckIsReported proves that one partition a shard cannot
+// fetch is reported although the shard's other partition keeps committing:
+// the source has two brokers, partition 1 of the topic is led by the one
+// whose fetches fail. The shard's status names the partition once it has
+// been behind without records for the stall limit, and stops when the
+// fetches come back and it catches up.
+func TestOnePartitionStuckIsReported(t *testing.T) {
+	src, err := kfake.NewCluster(kfake.NumBrokers(2), kfake.ClusterID("src"), kfake.SeedTopics(2, "orders"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(src.Close)
+	dst := newCluster(t, "dst", 1)
+	other := 1 - src.LeaderFor("orders", 0)
+	if err := src.MoveTopicPartition("orders", 1, other); err != nil {
+		t.Fatal(err)
+	}
+	var cut atomic.Bool
+	cut.Store(true)
+	src.ControlKey(int16(kmsg.Fetch), func(kmsg.Request) (kmsg.Response, error, bool) {
+		src.KeepControl()
+		if cut.Load() && src.CurrentNode() == other {
+			return nil, errors.New("fetches cut"), true
+		}
+		return nil, nil, false
+	})
+	produceNumbered(t, src, "orders", "a", 20, 2)
+	cfg := testConfig(src, dst, "orders")
+	cfg.Shards = 1
+	run := start(t, cfg)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { // partition 0 keeps getting records, so the shard commits
+		defer close(done)
+		cl := client(t, src, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			cl.ProduceSync(context.Background(), &kgo.Record{Topic: "orders", Partition: 0, Value: []byte(fmt.Sprintf("b-%d", i))})
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	time.Sleep(3 * time.Second)
+	why := shardReason(run, 0, 2*time.Second)
+	if !strings.Contains(why, "topic orders partition 1 is behind") {
+		t.Errorf("shard 0's status at a 2s stall limit, partition 1 unfetchable for 3s while partition 0 commits: %q, want partition 1 named", why)
+	}
+	if n := run.metricValue(t, "reo_transactions_committed_total", nil); n < 5 {
+		t.Errorf("%v commits while partition 0 got records, want the shard committing", n)
+	}
+	cut.Store(false)
+	waitFor(t, 20*time.Second, func() string {
+		if why := shardReason(run, 0, 2*time.Second); why != "" {
+			return "after the fetches came back: " + why
+		}
+		return ""
+	})
 }
