@@ -34,8 +34,8 @@ type copier struct {
 	// up. The source client keeps transaction markers (never copied) so
 	// that a log ending in markers, or in aborted records and their
 	// abort marker, is read to its end. A partition whose fetches return
-	// nothing stays behind (its broker may be unreachable, which the
-	// client retries without a word) unless its broker has answered a
+	// nothing stays behind (its leader may be unreachable, which the
+	// client retries without a word) unless its leader has answered a
 	// fetch since the one that gave its last records (trace, answeredAt):
 	// what is left is then nothing to copy (aborted records whose marker
 	// lies past the last stable offset, an open transaction's, or batches
@@ -43,11 +43,16 @@ type copier struct {
 	behind     map[tp]int64
 	trace      *fetchTrace
 	answeredAt map[tp]int64
-	// got is, per source partition, when its fetches last returned
-	// records or found it caught up (or the source was opened): the
-	// shard's status reports a partition behind and without records for
-	// the stall limit (shardStatus.behind), once per statusEvery.
-	got      map[tp]time.Time
+	// served is, per source partition, when it was last caught up, got
+	// records, or had its leader answer a fetch (or the source was
+	// opened), as of the last status push (statusAt, with each leader's
+	// answers then in pushed): the shard's status reports a partition
+	// behind and not served for the stall limit (shardStatus.behind). A
+	// partition with a backlog waits its turn in the leader's answers (the
+	// client rotates partitions); one whose leader cannot be reached is
+	// not served.
+	served   map[tp]time.Time
+	pushed   map[tp]int64
 	statusAt time.Time
 	// ids are the topic ids openSource checked, per source partition:
 	// every fetch and every checkpoint is held to them.
@@ -86,23 +91,13 @@ type copier struct {
 	settleFirst time.Duration
 }
 
-// fetchTrace follows the source client's fetches (kgo hooks, called from
-// its fetch goroutines): the broker each partition's record batches last
-// came from, and how many fetch responses each broker gave without error.
+// fetchTrace counts the fetch responses each source broker gave without
+// error (a kgo hook, called from the source client's goroutines); cl is the
+// source client, for each partition's leader.
 type fetchTrace struct {
+	cl       *kgo.Client
 	mu       sync.Mutex
-	broker   map[tp]int32
 	answered map[int32]int64
-}
-
-func newFetchTrace() *fetchTrace {
-	return &fetchTrace{broker: make(map[tp]int32), answered: make(map[int32]int64)}
-}
-
-func (f *fetchTrace) OnFetchBatchRead(meta kgo.BrokerMetadata, topic string, partition int32, _ kgo.FetchBatchMetrics) {
-	f.mu.Lock()
-	f.broker[tp{topic, partition}] = meta.NodeID
-	f.mu.Unlock()
 }
 
 func (f *fetchTrace) OnBrokerRead(meta kgo.BrokerMetadata, key int16, _ int, _, _ time.Duration, err error) {
@@ -114,14 +109,16 @@ func (f *fetchTrace) OnBrokerRead(meta kgo.BrokerMetadata, key int16, _ int, _, 
 	f.mu.Unlock()
 }
 
-// answers is how many fetch responses the broker partition p's batches
-// last came from has given without error; ok is false before p's first
-// batch.
+// answers is how many fetch responses partition p's leader has given
+// without error; ok is false while the client does not know the leader.
 func (f *fetchTrace) answers(p tp) (n int64, ok bool) {
+	leader, _, err := f.cl.PartitionLeader(p.topic, p.partition)
+	if leader < 0 || err != nil {
+		return 0, false
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	b, ok := f.broker[p]
-	return f.answered[b], ok
+	return f.answered[leader], true
 }
 
 // statusEvery: how often the copy loop tells the shard's status which
@@ -285,7 +282,7 @@ func (s *copier) copy(ctx context.Context, parts []partitionPlan, changed <-chan
 			return err
 		}
 		if idle {
-			// Nothing came for a while: a partition whose broker
+			// Nothing came for a while: a partition whose leader
 			// answered a fetch since the one that gave its last
 			// records (or, before any, ever) has nothing readable
 			// left to copy.
@@ -311,7 +308,6 @@ func (s *copier) copy(ctx context.Context, parts []partitionPlan, changed <-chan
 				}
 				s.behind[p] = max(0, end-(fp.Records[n-1].Offset+1))
 				s.answeredAt[p], _ = s.trace.answers(p)
-				s.got[p] = time.Now()
 			}
 		})
 		if (idle || (!b.open && fs.NumRecords() == 0)) && s.caughtUp() {
@@ -321,10 +317,13 @@ func (s *copier) copy(ctx context.Context, parts []partitionPlan, changed <-chan
 			s.statusAt = now
 			behind := make(map[tp]time.Time)
 			for p, n := range s.behind {
-				if n == 0 {
-					s.got[p] = now
-				} else {
-					behind[p] = s.got[p]
+				c, ok := s.trace.answers(p)
+				if n == 0 || ok && c > s.pushed[p] {
+					s.served[p] = now
+				}
+				s.pushed[p] = c
+				if n > 0 {
+					behind[p] = s.served[p]
 				}
 			}
 			w.status.setBehind(behind)
@@ -1249,10 +1248,10 @@ func (s *copier) openSource(ctx context.Context, parts []partitionPlan, sz shard
 			}
 		}
 	}
-	s.trace, s.answeredAt = newFetchTrace(), make(map[tp]int64)
-	s.got, s.statusAt = make(map[tp]time.Time, len(parts)), time.Time{}
+	s.trace, s.answeredAt = &fetchTrace{answered: make(map[int32]int64)}, make(map[tp]int64)
+	s.served, s.pushed, s.statusAt = make(map[tp]time.Time, len(parts)), make(map[tp]int64, len(parts)), time.Time{}
 	for _, p := range parts {
-		s.got[tp{p.Topic, p.Partition}] = time.Now()
+		s.served[tp{p.Topic, p.Partition}] = time.Now()
 	}
 	opts := []kgo.Opt{
 		kgo.ConsumePartitions(offsets),
@@ -1274,6 +1273,7 @@ func (s *copier) openSource(ctx context.Context, parts []partitionPlan, sz shard
 	if err != nil {
 		return nil, fmt.Errorf("source client for shard %d: %w", w.shard, err)
 	}
+	s.trace.cl = cl
 	w.log.Debug("copying", "partitions", len(parts), "batch_bytes", sz.batch, "fetch_bytes", sz.fetch)
 	return cl, nil
 }

@@ -48,9 +48,9 @@ type shardStatus struct {
 	since    time.Time // when phase began
 	progress time.Time // last commit, or last poll that found the shard caught up
 	// behind holds, while copying, the partitions that are behind their
-	// source, each with when it last got records (or the session
-	// started): one that gets none for the stall limit is stuck, however
-	// the shard's other partitions commit.
+	// source, each with when it was last served (see copier.served): one
+	// not served for the stall limit is stuck, however the shard's other
+	// partitions commit.
 	behind map[tp]time.Time
 }
 
@@ -138,7 +138,7 @@ func (s *shardStatus) reason(stall time.Duration, now time.Time) string {
 		return cmp.Or(strings.Compare(a.topic, b.topic), cmp.Compare(a.partition, b.partition))
 	})
 	p := stuck[0]
-	why := fmt.Sprintf("topic %s partition %d is behind its source and has got no records for %v (its leader unreachable?)", p.topic, p.partition, now.Sub(s.behind[p]).Round(time.Second))
+	why := fmt.Sprintf("topic %s partition %d is behind its source and its leader has answered no fetch for %v (unreachable?)", p.topic, p.partition, now.Sub(s.behind[p]).Round(time.Second))
 	if len(stuck) > 1 {
 		why += fmt.Sprintf(", and %d more partitions", len(stuck)-1)
 	}
