@@ -36,13 +36,16 @@ type copier struct {
 	// abort marker, is read to its end. A partition whose fetches return
 	// nothing stays behind (its leader may be unreachable, which the
 	// client retries without a word) unless its leader has answered a
-	// fetch since the one that gave its last records (trace, answeredAt):
+	// fetch since the one that gave its last records (trace, answeredAt:
+	// the leader and its count then; a new leader starts a new count):
 	// what is left is then nothing to copy (aborted records whose marker
 	// lies past the last stable offset, an open transaction's, or batches
-	// emptied by compaction).
+	// emptied by compaction). Such a partition is assumed caught up, not
+	// known to be: it does not move its position to the source's end.
 	behind     map[tp]int64
+	assumed    map[tp]bool
 	trace      *fetchTrace
-	answeredAt map[tp]int64
+	answeredAt map[tp]answered
 	// served is, per source partition, when it was last caught up, got
 	// records, or had its leader answer a fetch (or the source was
 	// opened), as of the last status push (statusAt, with each leader's
@@ -52,7 +55,8 @@ type copier struct {
 	// client rotates partitions); one whose leader cannot be reached is
 	// not served.
 	served   map[tp]time.Time
-	pushed   map[tp]int64
+	pushed   map[tp]answered
+	got      map[tp]bool // partitions that got records since statusAt
 	statusAt time.Time
 	// ids are the topic ids openSource checked, per source partition:
 	// every fetch and every checkpoint is held to them.
@@ -109,16 +113,32 @@ func (f *fetchTrace) OnBrokerRead(meta kgo.BrokerMetadata, key int16, _ int, _, 
 	f.mu.Unlock()
 }
 
-// answers is how many fetch responses partition p's leader has given
-// without error; ok is false while the client does not know the leader.
-func (f *fetchTrace) answers(p tp) (n int64, ok bool) {
+// answered is a broker and how many fetch responses it had given without
+// error; broker -1 when the leader was not known.
+type answered struct {
+	broker int32
+	n      int64
+}
+
+// answers says how many fetch responses partition p's leader has given
+// without error (broker -1 while the client does not know the leader).
+func (f *fetchTrace) answers(p tp) answered {
 	leader, _, err := f.cl.PartitionLeader(p.topic, p.partition)
 	if leader < 0 || err != nil {
-		return 0, false
+		return answered{broker: -1}
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.answered[leader], true
+	return answered{leader, f.answered[leader]}
+}
+
+// since is how many answers now counts beyond was, when both are of the
+// same known broker; 0 otherwise (a new leader starts a new count).
+func (now answered) since(was answered) int64 {
+	if now.broker < 0 || now.broker != was.broker {
+		return 0
+	}
+	return now.n - was.n
 }
 
 // statusEvery: how often the copy loop tells the shard's status which
@@ -196,6 +216,7 @@ func (s *copier) copy(ctx context.Context, parts []partitionPlan, changed <-chan
 	own, ownCh := r.ownedShards()
 	cur, _ := r.currentPlan()
 	sz := r.cfg.sizes(cur, own)
+	w.status.setBehind(nil) // an earlier plan's partitions; this one's once polled
 	src, err := s.openSource(ctx, parts, sz)
 	if err != nil {
 		return err
@@ -284,11 +305,21 @@ func (s *copier) copy(ctx context.Context, parts []partitionPlan, changed <-chan
 		if idle {
 			// Nothing came for a while: a partition whose leader
 			// answered a fetch since the one that gave its last
-			// records (or, before any, ever) has nothing readable
-			// left to copy.
+			// records (or since it was first seen behind) has nothing
+			// readable left to copy. (An answer read just before the
+			// poll gave up may still bring records: the next poll
+			// counts them, and positions do not move on this rule.)
 			for p, n := range s.behind {
-				if c, ok := s.trace.answers(p); n > 0 && ok && c > s.answeredAt[p] {
-					s.behind[p] = 0
+				if n == 0 {
+					continue
+				}
+				now := s.trace.answers(p)
+				was, seen := s.answeredAt[p]
+				switch {
+				case !seen || was.broker != now.broker:
+					s.answeredAt[p] = now // a first count, or a new leader's
+				case now.since(was) >= 1:
+					s.behind[p], s.assumed[p] = 0, true
 				}
 			}
 		}
@@ -307,7 +338,9 @@ func (s *copier) copy(ctx context.Context, parts []partitionPlan, changed <-chan
 					end = fp.HighWatermark
 				}
 				s.behind[p] = max(0, end-(fp.Records[n-1].Offset+1))
-				s.answeredAt[p], _ = s.trace.answers(p)
+				s.answeredAt[p] = s.trace.answers(p)
+				delete(s.assumed, p)
+				s.got[p] = true
 			}
 		})
 		if (idle || (!b.open && fs.NumRecords() == 0)) && s.caughtUp() {
@@ -317,15 +350,16 @@ func (s *copier) copy(ctx context.Context, parts []partitionPlan, changed <-chan
 			s.statusAt = now
 			behind := make(map[tp]time.Time)
 			for p, n := range s.behind {
-				c, ok := s.trace.answers(p)
-				if n == 0 || ok && c > s.pushed[p] {
+				a := s.trace.answers(p)
+				if n == 0 || s.got[p] || a.since(s.pushed[p]) > 0 {
 					s.served[p] = now
 				}
-				s.pushed[p] = c
+				s.pushed[p] = a
 				if n > 0 {
 					behind[p] = s.served[p]
 				}
 			}
+			clear(s.got)
 			w.status.setBehind(behind)
 		}
 		if idle && !b.open {
@@ -333,7 +367,7 @@ func (s *copier) copy(ctx context.Context, parts []partitionPlan, changed <-chan
 			// left below the source end of a partition at its end is
 			// transaction markers or aborted records, not lag.
 			for p, end := range s.lso {
-				if s.behind[p] == 0 {
+				if s.behind[p] == 0 && !s.assumed[p] {
 					r.position(p, s.ids[p].srcID, end)
 					r.m.setLag(p.topic, p.partition, 0)
 				}
@@ -428,8 +462,8 @@ func (s *copier) part(b *batch, p tp, dst string) *pending {
 }
 
 // move puts the positions in movedTo into the batch (opening it), each as
-// its partition's next source offset unless its records already passed
-// it, and empties movedTo.
+// its partition's next source offset unless records the batch already
+// holds passed it, and empties movedTo.
 func (s *copier) move(b *batch, dst map[tp]string) error {
 	for p, at := range s.movedTo {
 		if !b.open {
@@ -438,7 +472,12 @@ func (s *copier) move(b *batch, dst map[tp]string) error {
 			}
 		}
 		pp := s.part(b, p, dst[p])
-		pp.next = max(pp.next, at)
+		if pp.srcLast < 0 || at > pp.next {
+			// Nothing copied of p in this transaction yet, or the
+			// move is past what was: at is where p resumes (below
+			// the position after a truncation found while fetching).
+			pp.next = at
+		}
 		delete(s.movedTo, p)
 	}
 	return nil
@@ -606,7 +645,7 @@ func (s *copier) commit(ctx context.Context, b *batch) error {
 		if d, ok := s.dstNext[tp{pp.dst, p.partition}]; ok && d >= 0 && pp.records > 0 {
 			cp.DstFirst, cp.DstLast = d, d+int64(pp.records)-1
 		}
-		if old, ok := s.committed[p]; ok && pp.srcLast < 0 && old.Next == cp.Next && old.DstTopic == cp.DstTopic {
+		if old, ok := s.committed[p]; ok && old.Version == 1 && pp.srcLast < 0 && old.Next == cp.Next && old.DstTopic == cp.DstTopic {
 			// Nothing copied and the position unchanged (a version 1
 			// checkpoint rewritten with ids): what the checkpoint
 			// said of its last records still holds.
@@ -1248,8 +1287,8 @@ func (s *copier) openSource(ctx context.Context, parts []partitionPlan, sz shard
 			}
 		}
 	}
-	s.trace, s.answeredAt = &fetchTrace{answered: make(map[int32]int64)}, make(map[tp]int64)
-	s.served, s.pushed, s.statusAt = make(map[tp]time.Time, len(parts)), make(map[tp]int64, len(parts)), time.Time{}
+	s.trace, s.answeredAt, s.assumed = &fetchTrace{answered: make(map[int32]int64)}, make(map[tp]answered), make(map[tp]bool)
+	s.served, s.pushed, s.got, s.statusAt = make(map[tp]time.Time, len(parts)), make(map[tp]answered, len(parts)), make(map[tp]bool), time.Time{}
 	for _, p := range parts {
 		s.served[tp{p.Topic, p.Partition}] = time.Now()
 	}

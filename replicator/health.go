@@ -166,6 +166,9 @@ func (r *Replicator) Health() Health {
 	} else if !r.joined.Load() {
 		add(-1, "", "ownership group not joined (or not yet)")
 	}
+	if p, _ := r.currentPlan(); p == nil {
+		add(-1, "", "no topic plan yet (the source's topics not listed)")
+	}
 	r.healthMu.Lock()
 	for _, n := range r.selectionNotes {
 		add(-1, "", n)
