@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -238,4 +239,20 @@ func TestOnePartitionStuckIsReported(t *testing.T) {
 		}
 		return ""
 	})
+}
+
+// TestNotReadyBeforeFirstPlan proves /readyz names the missing topic plan
+// until the first topic refresh has made one (it starts only after the
+// ownership group's members were checked).
+func TestNotReadyBeforeFirstPlan(t *testing.T) {
+	src := newCluster(t, "src", 1, "orders")
+	dst := newCluster(t, "dst", 1)
+	r, err := New(testConfig(src, dst, "orders"), WithLogger(testLogger(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := r.Health()
+	if h.Ready || !slices.ContainsFunc(h.Reasons, func(x Reason) bool { return strings.Contains(x.Reason, "no topic plan yet") }) {
+		t.Fatalf("health before any plan: %+v, want not ready naming the missing plan", h)
+	}
 }
