@@ -19,15 +19,16 @@ import (
 // as an unreachable leader would) while cut is set, and sets it once
 // allowed fetches have been answered (allowed < 0: never); the source
 // client retries such a broker without a word. Other requests (metadata,
-// offsets) are answered.
-func cutFetches(c *kfake.Cluster, allowed int64, cut *atomic.Bool) {
+// offsets) are answered. With node >= 0 only that broker's fetches are
+// cut.
+func cutFetches(c *kfake.Cluster, node int32, allowed int64, cut *atomic.Bool) {
 	var n atomic.Int64
 	c.ControlKey(int16(kmsg.Fetch), func(kmsg.Request) (kmsg.Response, error, bool) {
 		c.KeepControl()
 		if n.Add(1) == allowed+1 && allowed >= 0 {
 			cut.Store(true)
 		}
-		if cut.Load() {
+		if cut.Load() && (node < 0 || c.CurrentNode() == node) {
 			return nil, errors.New("fetches cut"), true
 		}
 		return nil, nil, false
@@ -70,7 +71,7 @@ func TestFetchesFailingMidBacklogNotCaughtUp(t *testing.T) {
 	dst := newCluster(t, "dst", 1)
 	produceOneByOne(t, src, "orders", "a", 60)
 	var cut atomic.Bool
-	cutFetches(src, 3, &cut)
+	cutFetches(src, -1, 3, &cut)
 	cfg := testConfig(src, dst, "orders")
 	cfg.Shards = 1
 	cfg.FetchMaxBytes, cfg.FetchPartitionMaxBytes = 1, 1 // one batch per fetch
@@ -116,7 +117,7 @@ func TestFetchesFailingFromStartNotCaughtUp(t *testing.T) {
 	produceNumbered(t, src, "orders", "a", 20, 1)
 	var cut atomic.Bool
 	cut.Store(true)
-	cutFetches(src, -1, &cut)
+	cutFetches(src, -1, -1, &cut)
 	cfg := testConfig(src, dst, "orders")
 	cfg.Shards = 1
 	run := start(t, cfg)
@@ -198,13 +199,7 @@ func TestOnePartitionStuckIsReported(t *testing.T) {
 	}
 	var cut atomic.Bool
 	cut.Store(true)
-	src.ControlKey(int16(kmsg.Fetch), func(kmsg.Request) (kmsg.Response, error, bool) {
-		src.KeepControl()
-		if cut.Load() && src.CurrentNode() == other {
-			return nil, errors.New("fetches cut"), true
-		}
-		return nil, nil, false
-	})
+	cutFetches(src, other, -1, &cut)
 	produceNumbered(t, src, "orders", "a", 20, 2)
 	cfg := testConfig(src, dst, "orders")
 	cfg.Shards = 1

@@ -95,6 +95,7 @@ func (w *shardWorker) start() { go w.run(w.ctx) }
 func (w *shardWorker) run(ctx context.Context) {
 	defer close(w.done)
 	b := newBackoff()
+	var reopen *reopenProducerError
 	for ctx.Err() == nil {
 		began := time.Now()
 		w.status.set(phaseStarting, w.status.lastProblem())
@@ -107,10 +108,8 @@ func (w *shardWorker) run(ctx context.Context) {
 			w.status.set(phaseRestarting, err.Error())
 			w.r.fail(err)
 			return
-		case errors.As(err, new(*reopenProducerError)):
-			var re *reopenProducerError
-			errors.As(err, &re)
-			w.r.m.restarts.WithLabelValues(re.kind).Inc()
+		case errors.As(err, &reopen):
+			w.r.m.restarts.WithLabelValues(reopen.kind).Inc()
 			w.log.Info("reopening the shard's producer", "reason", err)
 			b.reset()
 		case fenced(err):
