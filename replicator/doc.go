@@ -136,7 +136,10 @@
 // shard that needs it; offsets of other partitions of the same topic are
 // not looked at. A destination topic that cannot be created, grown or
 // described is left out of the plan and reported (Health, the log,
-// reo_topics_blocked) while the others are copied.
+// reo_topics_blocked) while the others are copied; so is a source topic
+// whose destination name another selected source topic has (a
+// TopicMapping entry onto a topic Naming also names): the one already
+// copied there, or at first the mapped one, keeps it.
 //
 // # Decisions
 //

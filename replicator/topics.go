@@ -311,6 +311,22 @@ func (r *Replicator) selectTopics(topics kadm.TopicDetails, blocked map[string]s
 	if err := r.checkLoops(topics); err != nil {
 		return nil, err
 	}
+	// Two selected source topics can name one destination topic only
+	// through a TopicMapping entry and a topic named by Naming (a mapped
+	// a -> b next to a source topic b; the configuration itself refuses
+	// two entries with one destination). One of them keeps the
+	// destination and the other is blocked, so a topic created on the
+	// source later never stops the topics already copied.
+	keeps := make(map[string]string) // destination -> the source topic that keeps it
+	for _, td := range topics.Sorted() {
+		dst, ok := r.cfg.selected(td.Topic, td.IsInternal)
+		if !ok || td.Err != nil {
+			continue
+		}
+		if other, dup := keeps[dst]; !dup || r.keepsDest(td.Topic, dst, other) {
+			keeps[dst] = td.Topic
+		}
+	}
 	for _, td := range topics.Sorted() {
 		dst, ok := r.cfg.selected(td.Topic, td.IsInternal)
 		if !ok {
@@ -324,8 +340,10 @@ func (r *Replicator) selectTopics(topics kadm.TopicDetails, blocked map[string]s
 			blocked[td.Topic] = why
 			continue
 		}
-		if other, dup := sel.byDest[dst]; dup {
-			return nil, &ConfigError{Field: "TopicMapping", Reason: fmt.Sprintf("source topics %s and %s would both be replicated to %s", other, td.Topic, dst)}
+		if other := keeps[dst]; other != td.Topic {
+			blocked[td.Topic] = fmt.Sprintf("source topic %s would also be replicated to %s, which is source topic %s's destination (%s): exclude one of them or map it to another name (TopicMapping)",
+				td.Topic, dst, other, r.keepReason(other))
+			continue
 		}
 		sel.byDest[dst] = td.Topic
 		sel.wanted[td.Topic] = len(td.Partitions)
@@ -342,6 +360,29 @@ func (r *Replicator) selectTopics(topics kadm.TopicDetails, blocked map[string]s
 		}
 	}
 	return sel, nil
+}
+
+// keepsDest says whether source topic src, rather than other, keeps
+// destination dst that both would be replicated to: the one already
+// copied there keeps it; between two new ones, the TopicMapping entry.
+func (r *Replicator) keepsDest(src, dst, other string) bool {
+	if st, ok := r.topics[other]; ok && st.dst == dst {
+		return false
+	}
+	if st, ok := r.topics[src]; ok && st.dst == dst {
+		return true
+	}
+	_, mapped := r.cfg.TopicMapping[src]
+	return mapped
+}
+
+// keepReason says why src keeps dst (see keepsDest), the same on every
+// refresh.
+func (r *Replicator) keepReason(src string) string {
+	if _, mapped := r.cfg.TopicMapping[src]; mapped {
+		return "by the TopicMapping"
+	}
+	return "copied there already"
 }
 
 // checkLoops refuses, when source and destination are one cluster, a
