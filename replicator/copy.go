@@ -77,6 +77,18 @@ type copier struct {
 	// the skip is logged and counted once and a later session resumes
 	// there, whatever happens to the records copied after it.
 	movedTo map[tp]int64
+	// passed holds partitions whose source client read past their
+	// position what is never copied (transaction markers, aborted
+	// records) while no transaction was open, and how far: recorded by a
+	// checkpoint-only transaction at most once per passedEvery while the
+	// shard has nothing to copy, or with the next transaction's records.
+	// Without it every other instance would see such a partition behind
+	// (and stalled) by its markers for as long as no record came.
+	passed     map[tp]int64
+	passedMove time.Time
+	// fetchWait is the source client's fetch wait: a caught-up
+	// partition's leader answers at least that often.
+	fetchWait time.Duration
 	// pos is, per source partition, the next source offset of the
 	// session's copy as committed: where the source client started (see
 	// openSource), then each commit's. A partition new in a transaction
@@ -173,6 +185,10 @@ type pending struct {
 	runs              []Run                    // source offsets of the copied records
 	oldest            time.Time
 	records, bytes    int
+	// passed: the batch holds p only to move its position past what the
+	// source client read and nothing copies (transaction markers, aborted
+	// records); its checkpoint keeps the last copied records' ranges.
+	passed bool
 }
 
 // batch is the open transaction. mu guards the fields promises write.
@@ -216,7 +232,7 @@ func (s *copier) copy(ctx context.Context, parts []partitionPlan, changed <-chan
 	own, ownCh := r.ownedShards()
 	cur, _ := r.currentPlan()
 	sz := r.cfg.sizes(cur, own)
-	w.status.setBehind(nil) // an earlier plan's partitions; this one's once polled
+	w.status.setBehind(nil, nil) // an earlier plan's partitions; this one's once polled
 	src, err := s.openSource(ctx, parts, sz)
 	if err != nil {
 		return err
@@ -263,6 +279,9 @@ func (s *copier) copy(ctx context.Context, parts []partitionPlan, changed <-chan
 		default:
 		}
 		if b.open && (stop || replan || b.due(r.cfg, sz.batch) || (s.caughtUp() && time.Since(b.started) >= r.cfg.CommitLinger)) {
+			if err := s.pass(b, dst); err != nil {
+				return err
+			}
 			if err := s.commit(gctx, b); err != nil {
 				return err
 			}
@@ -294,6 +313,12 @@ func (s *copier) copy(ctx context.Context, parts []partitionPlan, changed <-chan
 		fs := src.PollRecords(pctx, r.cfg.BatchMaxRecords-b.records)
 		idle := pctx.Err() != nil && ctx.Err() == nil && wait >= idlePoll && fs.NumRecords() == 0
 		pcancel()
+		data := 0 // records to copy: the client also returns markers
+		fs.EachRecord(func(rec *kgo.Record) {
+			if !rec.Attrs.IsControl() {
+				data++
+			}
+		})
 		if err := s.fetchError(fs); err != nil {
 			if ctx.Err() != nil {
 				// Stopping: commit what earlier, clean polls added,
@@ -343,33 +368,44 @@ func (s *copier) copy(ctx context.Context, parts []partitionPlan, changed <-chan
 				s.got[p] = true
 			}
 		})
-		if (idle || (!b.open && fs.NumRecords() == 0)) && s.caughtUp() {
+		if (idle || (!b.open && data == 0)) && s.caughtUp() {
 			w.status.progressed() // nothing to copy: caught up
 		}
 		if now := time.Now(); now.Sub(s.statusAt) >= statusEvery {
 			s.statusAt = now
-			behind := make(map[tp]time.Time)
+			behind, silent := make(map[tp]time.Time), make(map[tp]time.Time)
 			for p, n := range s.behind {
 				a := s.trace.answers(p)
-				if n == 0 || s.got[p] || a.since(s.pushed[p]) > 0 {
+				if s.got[p] || a.since(s.pushed[p]) > 0 {
 					s.served[p] = now
 				}
 				s.pushed[p] = a
 				if n > 0 {
 					behind[p] = s.served[p]
+				} else {
+					// Caught up as far as the shard knows, which
+					// holds only while its leader answers: an idle
+					// partition's leader answers every fetch wait.
+					silent[p] = s.served[p].Add(s.fetchWait)
 				}
 			}
 			clear(s.got)
-			w.status.setBehind(behind)
+			w.status.setBehind(behind, silent)
 		}
-		if idle && !b.open {
+		if data == 0 && !b.open && (idle || fs.NumRecords() > 0) {
 			// Everything readable was copied and committed: what is
 			// left below the source end of a partition at its end is
-			// transaction markers or aborted records, not lag.
+			// transaction markers or aborted records, not lag. (The
+			// lag refresh shows it, against the source's end then.)
 			for p, end := range s.lso {
 				if s.behind[p] == 0 && !s.assumed[p] {
-					r.position(p, s.ids[p].srcID, end)
-					r.m.setLag(p.topic, p.partition, 0)
+					r.position(p, s.ids[p].srcID, s.ids[p].dstID, end)
+				}
+			}
+			if len(s.passed) > 0 && time.Since(s.passedMove) >= passedEvery {
+				s.passedMove = time.Now()
+				if err := s.pass(b, dst); err != nil {
+					return err
 				}
 			}
 		}
@@ -378,11 +414,18 @@ func (s *copier) copy(ctx context.Context, parts []partitionPlan, changed <-chan
 		}
 		var perr error
 		fs.EachPartition(func(fp kgo.FetchTopicPartition) {
+			if len(fp.Records) == 0 || perr != nil {
+				return
+			}
+			p := tp{fp.Topic, fp.Partition}
+			read := fp.Records[len(fp.Records)-1].Offset + 1
 			// Transaction markers are never copied, and a poll
-			// of only markers adds nothing to the transaction.
-			if recs := dataRecords(fp.Records); perr == nil && len(recs) > 0 {
-				p := tp{fp.Topic, fp.Partition}
+			// of only markers adds no record to the transaction.
+			if recs := dataRecords(fp.Records); len(recs) > 0 {
 				perr = s.add(gctx, b, p, dst[p], recs)
+			}
+			if perr == nil {
+				s.readTo(b, p, read)
 			}
 		})
 		if perr != nil {
@@ -479,6 +522,47 @@ func (s *copier) move(b *batch, dst map[tp]string) error {
 			pp.next = at
 		}
 		delete(s.movedTo, p)
+	}
+	return nil
+}
+
+// passedEvery: how often, at most, a shard with nothing to copy commits a
+// checkpoint-only transaction for positions its source client read past
+// (copier.passed).
+const passedEvery = time.Second
+
+// readTo notes that the source client read partition p up to read (its
+// last record, data or marker, was at read-1): every data record below it
+// is in the open transaction or committed. A partition the open
+// transaction holds moves its position there; another is noted in passed.
+func (s *copier) readTo(b *batch, p tp, read int64) {
+	if pp := b.parts[p]; pp != nil {
+		pp.next = max(pp.next, read)
+		return
+	}
+	if read > s.pos[p] {
+		s.passed[p] = read
+	}
+}
+
+// pass puts the positions in passed into the batch (opening it if
+// needed), and empties passed.
+func (s *copier) pass(b *batch, dst map[tp]string) error {
+	for p, at := range s.passed {
+		delete(s.passed, p)
+		if at <= s.pos[p] {
+			continue
+		}
+		if !b.open {
+			if err := s.begin(b); err != nil {
+				return err
+			}
+		}
+		pp := s.part(b, p, dst[p])
+		if pp.srcLast < 0 {
+			pp.passed = true
+		}
+		pp.next = max(pp.next, at)
 	}
 	return nil
 }
@@ -645,6 +729,12 @@ func (s *copier) commit(ctx context.Context, b *batch) error {
 		if d, ok := s.dstNext[tp{pp.dst, p.partition}]; ok && d >= 0 && pp.records > 0 {
 			cp.DstFirst, cp.DstLast = d, d+int64(pp.records)-1
 		}
+		if old, ok := s.committed[p]; ok && pp.passed && pp.srcLast < 0 && old.Version != 1 && old.Next <= cp.Next && old.SrcLast < cp.Next &&
+			old.DstTopic == cp.DstTopic && old.SrcTopicID == cp.SrcTopicID && old.DstTopicID == cp.DstTopicID {
+			// Only markers or aborted records passed: the last
+			// records copied are still the checkpoint's.
+			cp.SrcFirst, cp.SrcLast, cp.DstFirst, cp.DstLast, cp.SrcEpoch = old.SrcFirst, old.SrcLast, old.DstFirst, old.DstLast, old.SrcEpoch
+		}
 		if old, ok := s.committed[p]; ok && old.Version == 1 && pp.srcLast < 0 && old.Next == cp.Next && old.DstTopic == cp.DstTopic {
 			// Nothing copied and the position unchanged (a version 1
 			// checkpoint rewritten with ids): what the checkpoint
@@ -694,7 +784,7 @@ func (s *copier) commit(ctx context.Context, b *batch) error {
 		if pp.records > 0 && (pp.dstFirst < 0 || pp.dstLast-pp.dstFirst+1 != int64(pp.records)) {
 			return fmt.Errorf("commit shard %d: destination offsets %d..%d for %d records of topic %s partition %d: another writer in destination topic %s partition %d?", w.shard, pp.dstFirst, pp.dstLast, pp.records, p.topic, p.partition, pp.dst, p.partition)
 		}
-		if cp := cps[p]; cp.DstFirst >= 0 && (cp.DstFirst != pp.dstFirst || cp.DstLast != pp.dstLast) {
+		if cp := cps[p]; pp.records > 0 && cp.DstFirst >= 0 && (cp.DstFirst != pp.dstFirst || cp.DstLast != pp.dstLast) {
 			return fmt.Errorf("commit shard %d: records of topic %s partition %d landed at destination offsets %d..%d, predicted %d..%d: destination topic %s partition %d has another writer", w.shard, p.topic, p.partition, pp.dstFirst, pp.dstLast, cp.DstFirst, cp.DstLast, pp.dst, p.partition)
 		}
 	}
@@ -729,9 +819,9 @@ func (s *copier) commit(ctx context.Context, b *batch) error {
 			r.m.e2eLatency.Observe(now.Sub(pp.oldest).Seconds())
 			r.progress.records.Add(int64(pp.records))
 		}
-		r.position(p, cp.SrcTopicID, cp.Next)
+		r.position(p, cp.SrcTopicID, cp.DstTopicID, cp.Next)
 		if h, ok := s.hwm[p]; ok {
-			r.m.setLag(p.topic, p.partition, max(0, h-cp.Next))
+			r.showLag(p, max(0, h-cp.Next))
 		}
 	}
 	w.status.progressed()
@@ -1301,12 +1391,14 @@ func (s *copier) openSource(ctx context.Context, parts []partitionPlan, sz shard
 		kgo.FetchMaxBytes(sz.fetch),
 		kgo.FetchMaxPartitionBytes(sz.partFetch),
 	}
+	s.fetchWait = 5 * time.Second // kgo's default
 	if r.cfg.MaxInflightBytes > 0 {
 		// One fetch in flight or buffered (kgo's default is one per
 		// broker), as MaxInflightBytes counts; a short fetch wait keeps
 		// a shard whose partitions span brokers from waiting on an idle
 		// broker.
-		opts = append(opts, kgo.MaxConcurrentFetches(1), kgo.FetchMaxWait(500*time.Millisecond))
+		s.fetchWait = 500 * time.Millisecond
+		opts = append(opts, kgo.MaxConcurrentFetches(1), kgo.FetchMaxWait(s.fetchWait))
 	}
 	cl, err := kgo.NewClient(r.srcOpts(opts...)...)
 	if err != nil {

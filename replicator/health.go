@@ -52,6 +52,11 @@ type shardStatus struct {
 	// not served for the stall limit is stuck, however the shard's other
 	// partitions commit.
 	behind map[tp]time.Time
+	// silent holds the partitions that are caught up as far as the shard
+	// knows, each with when its leader last answered a fetch plus the
+	// fetch wait: one silent for the stall limit may have records that
+	// nothing copies.
+	silent map[tp]time.Time
 }
 
 func (s *shardStatus) set(phase, problem string) {
@@ -66,11 +71,12 @@ func (s *shardStatus) set(phase, problem string) {
 	}
 }
 
-// setBehind records the partitions that are behind (see behind).
-func (s *shardStatus) setBehind(b map[tp]time.Time) {
+// setBehind records the partitions that are behind, and those caught up
+// (see behind, silent).
+func (s *shardStatus) setBehind(b, silent map[tp]time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.behind = b
+	s.behind, s.silent = b, silent
 }
 
 // lastProblem is the error that ended the last session, until a session
@@ -126,9 +132,11 @@ func (s *shardStatus) reason(stall time.Duration, now time.Time) string {
 		return fmt.Sprintf("no commit for %v while behind its source", now.Sub(last).Round(time.Second))
 	}
 	var stuck []tp
-	for p, at := range s.behind {
-		if now.Sub(at) >= stall {
-			stuck = append(stuck, p)
+	for _, m := range []map[tp]time.Time{s.behind, s.silent} {
+		for p, at := range m {
+			if now.Sub(at) >= stall {
+				stuck = append(stuck, p)
+			}
 		}
 	}
 	if len(stuck) == 0 {
@@ -138,7 +146,12 @@ func (s *shardStatus) reason(stall time.Duration, now time.Time) string {
 		return cmp.Or(strings.Compare(a.topic, b.topic), cmp.Compare(a.partition, b.partition))
 	})
 	p := stuck[0]
-	why := fmt.Sprintf("topic %s partition %d is behind its source and its leader has answered no fetch for %v (unreachable?)", p.topic, p.partition, now.Sub(s.behind[p]).Round(time.Second))
+	var why string
+	if at, ok := s.behind[p]; ok {
+		why = fmt.Sprintf("topic %s partition %d is behind its source and its leader has answered no fetch for %v (unreachable?)", p.topic, p.partition, now.Sub(at).Round(time.Second))
+	} else {
+		why = fmt.Sprintf("topic %s partition %d was caught up, but its leader has answered no fetch for %v (unreachable?): records written to it since are not copied", p.topic, p.partition, now.Sub(s.silent[p]).Round(time.Second))
+	}
 	if len(stuck) > 1 {
 		why += fmt.Sprintf(", and %d more partitions", len(stuck)-1)
 	}

@@ -28,10 +28,11 @@ type lagBook struct {
 	moved map[tp]time.Time
 }
 
-// position is a committed next offset of one incarnation of a topic.
+// position is a committed next offset of one incarnation of a source
+// topic, copied into one incarnation of a destination topic.
 type position struct {
-	next  int64
-	srcID string
+	next         int64
+	srcID, dstID string
 }
 
 func newLagBook() *lagBook {
@@ -39,14 +40,31 @@ func newLagBook() *lagBook {
 }
 
 // position records a committed next offset of p; the larger one wins for
-// the same source topic id, a new id replaces the old.
-func (r *Replicator) position(p tp, srcID string, next int64) {
+// the same source and destination topic ids, new ids replace the old (a
+// destination topic recreated and copied again from the source's start
+// has all of its source to copy).
+func (r *Replicator) position(p tp, srcID, dstID string, next int64) {
 	b := r.lags
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if old, ok := b.next[p]; !ok || old.srcID != srcID || next > old.next {
-		b.next[p] = position{next: next, srcID: srcID}
+	if old, ok := b.next[p]; !ok || old.srcID != srcID || old.dstID != dstID || next > old.next {
+		b.next[p] = position{next: next, srcID: srcID, dstID: dstID}
 		b.moved[p] = time.Now()
+	}
+}
+
+// sameID says whether two topic ids may be the same topic's ("" is not
+// known: a version 1 checkpoint's).
+func sameID(a, b string) bool { return a == b || a == "" || b == "" }
+
+// showLag sets p's lag series to n, if p has one: a partition that left
+// the plan (its series dropped by refreshLag) does not get it back.
+func (r *Replicator) showLag(p tp, n int64) {
+	b := r.lags
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.reported[p] {
+		r.m.setLag(p.topic, p.partition, n)
 	}
 }
 
@@ -92,7 +110,7 @@ func (r *Replicator) watchCheckpoints(ctx context.Context) {
 			if err != nil || k.Cluster != r.srcClusterID || k.Partition == OwnerMarkerPartition {
 				return
 			}
-			r.position(tp{k.Topic, k.Partition}, c.SrcTopicID, c.Next)
+			r.position(tp{k.Topic, k.Partition}, c.SrcTopicID, c.DstTopicID, c.Next)
 		})
 	}
 }
@@ -105,12 +123,12 @@ func (r *Replicator) refreshLag(ctx context.Context, p *plan) {
 	if p == nil {
 		return
 	}
-	ids := make(map[tp]string)
+	ids := make(map[tp]partIdentity)
 	var parts []tp
 	for _, shard := range p.shards {
 		for _, pp := range shard {
 			q := tp{pp.Topic, pp.Partition}
-			ids[q] = pp.SrcTopicID
+			ids[q] = partIdentity{srcID: pp.SrcTopicID, dstID: pp.DstTopicID}
 			parts = append(parts, q)
 		}
 	}
@@ -119,6 +137,8 @@ func (r *Replicator) refreshLag(ctx context.Context, p *plan) {
 		b.mu.Lock()
 		old := b.reported
 		b.reported, b.total = make(map[tp]bool), 0
+		clear(b.lag) // nothing is in the plan: nothing is behind
+		clear(b.moved)
 		b.mu.Unlock()
 		for q := range old {
 			r.m.dropLag(q.topic, q.partition)
@@ -149,7 +169,7 @@ func (r *Replicator) refreshLag(ctx context.Context, p *plan) {
 			continue
 		}
 		next := st.Offset
-		if pos, ok := b.next[q]; ok && (pos.srcID == id || pos.srcID == "" || id == "") {
+		if pos, ok := b.next[q]; ok && sameID(pos.srcID, id.srcID) && sameID(pos.dstID, id.dstID) {
 			next = max(pos.next, st.Offset)
 		}
 		n := max(0, e.Offset-next)

@@ -183,7 +183,7 @@ func (w *shardWorker) session(ctx context.Context) error {
 	if h := r.hooks; h != nil && h.afterCheckpoints != nil {
 		h.afterCheckpoints(w.shard)
 	}
-	s := &copier{w: w, prod: prod, opened: make(map[string]int32), committed: cps, hwm: make(map[tp]int64), lso: make(map[tp]int64), behind: make(map[tp]int64), dstNext: make(map[tp]int64), dstNextOf: make(map[tp]string), movedTo: make(map[tp]int64), pos: make(map[tp]int64)}
+	s := &copier{w: w, prod: prod, opened: make(map[string]int32), committed: cps, hwm: make(map[tp]int64), lso: make(map[tp]int64), behind: make(map[tp]int64), dstNext: make(map[tp]int64), dstNextOf: make(map[tp]string), movedTo: make(map[tp]int64), passed: make(map[tp]int64), pos: make(map[tp]int64)}
 	for {
 		p, changed := r.currentPlan()
 		if t, was, now := s.changedLimit(); t != "" && (r.hooks == nil || r.hooks.keepProducer == nil || !r.hooks.keepProducer(w.shard)) {
