@@ -258,7 +258,10 @@ type Config struct {
 	// Groups and GroupsExclude select the source consumer groups whose
 	// committed offsets are translated and committed to the same groups on
 	// the destination (regular expressions over whole group names; default
-	// every group, excluding DefaultGroupsExclude). Only offsets of topics
+	// every group, excluding DefaultGroupsExclude). An empty GroupsExclude
+	// means the default, DefaultGroupsExclude; GroupsExcludeNone excludes
+	// no group instead (GroupsExclude must then be empty), as
+	// MirrorMaker 2's "groups.exclude =" does. Only offsets of topics
 	// this replication copies are synced, under their destination names.
 	// GroupSyncInterval is how often (default 5s). NoGroupSync turns it
 	// off. See groupsync.go and translate.go: the translation is exact, a
@@ -266,6 +269,7 @@ type Config struct {
 	// destination group offset never moves backwards.
 	Groups            string
 	GroupsExclude     string
+	GroupsExcludeNone bool
 	GroupSyncInterval time.Duration
 	NoGroupSync       bool
 
@@ -329,7 +333,7 @@ func (cfg Config) withDefaults() Config {
 	setDef(&cfg.FencedRetryDelay, 2*cfg.SessionTimeout)
 	setDef(&cfg.ProgressInterval, DefaultProgressInterval)
 	setDef(&cfg.GroupSyncInterval, DefaultGroupSyncInterval)
-	if cfg.GroupsExclude == "" {
+	if cfg.GroupsExclude == "" && !cfg.GroupsExcludeNone {
 		cfg.GroupsExclude = DefaultGroupsExclude
 	}
 	if cfg.ReplicationFactor == 0 {
@@ -415,6 +419,9 @@ func (cfg Config) compile() (*compiled, error) {
 	}
 	if c.groups, err = wholeMatch("Groups", cfg.Groups); err != nil {
 		return nil, err
+	}
+	if cfg.GroupsExcludeNone && cfg.GroupsExclude != "" {
+		return nil, bad("GroupsExcludeNone", "excludes no group, yet GroupsExclude is %q: set one of them", cfg.GroupsExclude)
 	}
 	if c.groupsExclude, err = wholeMatch("GroupsExclude", cfg.GroupsExclude); err != nil {
 		return nil, err

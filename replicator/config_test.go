@@ -260,3 +260,40 @@ func TestCycleRuleNeverCopiesBack(t *testing.T) {
 		t.Errorf("same alias for both clusters accepted")
 	}
 }
+
+// TestGroupsExcludeNoneExcludesNothing proves the two meanings of an empty
+// group exclusion: a Config that leaves GroupsExclude empty gets
+// DefaultGroupsExclude (as before GroupsExcludeNone existed), while
+// GroupsExcludeNone excludes no group; both set is a ConfigError naming
+// GroupsExcludeNone.
+func TestGroupsExcludeNoneExcludesNothing(t *testing.T) {
+	base := Config{SourceBrokers: []string{"a:1"}, DestBrokers: []string{"b:1"}, Topics: ".*"}
+	for _, tc := range []struct {
+		name     string
+		edit     func(*Config)
+		selected bool // is group connect-app synced
+	}{
+		{"zero", func(*Config) {}, false},
+		{"exclude nothing", func(c *Config) { c.GroupsExcludeNone = true }, true},
+		{"own exclusion", func(c *Config) { c.GroupsExclude = "billing" }, true},
+	} {
+		c := base
+		tc.edit(&c)
+		cc, err := c.withDefaults().compile()
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := cc.groupSelected("connect-app"); got != tc.selected {
+			t.Errorf("%s: group connect-app selected %v, want %v (GroupsExclude %q)", tc.name, got, tc.selected, cc.GroupsExclude)
+		}
+		if !cc.groupSelected("billing-v2") {
+			t.Errorf("%s: group billing-v2 not selected", tc.name)
+		}
+	}
+	c := base
+	c.GroupsExcludeNone, c.GroupsExclude = true, "x"
+	var ce *ConfigError
+	if err := c.Validate(); !errors.As(err, &ce) || ce.Field != "GroupsExcludeNone" {
+		t.Errorf("GroupsExcludeNone with GroupsExclude %q: Validate() = %v, want a ConfigError for GroupsExcludeNone", c.GroupsExclude, err)
+	}
+}

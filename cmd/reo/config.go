@@ -56,7 +56,12 @@ type setting struct {
 	isBool           bool   // the flag may be given without a value
 	secret           bool   // never printed or logged
 	clears           string // key of a setting this one replaces (password and password file)
-	set              func(c *settings, v string) error
+	// empty is what the setting means when set to "" (a flag given '',
+	// an environment variable set empty, a config file's ""), for a
+	// setting whose empty value is not its default: --print-config
+	// shows it as "" with this comment.
+	empty string
+	set   func(c *settings, v string) error
 }
 
 // settings is the parsed configuration.
@@ -210,8 +215,16 @@ var settingsTable = []setting{
 		set: boolSetting(func(c *settings) *bool { return &c.pprof })},
 	{flag: "groups", env: "REO_GROUPS", usage: "regex over whole source consumer group names whose committed offsets are translated exactly and committed to the same groups on the destination (default: every group)",
 		set: stringSetting(func(c *settings) *string { return &c.cfg.Groups })},
-	{flag: "groups-exclude", env: "REO_GROUPS_EXCLUDE", usage: "regex of groups never synced", def: replicator.DefaultGroupsExclude,
-		set: stringSetting(func(c *settings) *string { return &c.cfg.GroupsExclude })},
+	{flag: "groups-exclude", env: "REO_GROUPS_EXCLUDE", usage: "regex of groups never synced ('' excludes no group)", def: replicator.DefaultGroupsExclude,
+		empty: "no group excluded",
+		set: func(c *settings, v string) error {
+			// Set empty, it excludes nothing, as MirrorMaker 2's
+			// "groups.exclude =" does; the engine's zero value would
+			// be its default exclusion.
+			c.cfg.GroupsExclude = strings.TrimSpace(v)
+			c.cfg.GroupsExcludeNone = c.cfg.GroupsExclude == ""
+			return nil
+		}},
 	{flag: "sync-group-offsets", env: "REO_SYNC_GROUP_OFFSETS", usage: "sync consumer group offsets to the destination (false: off)", def: "true", isBool: true,
 		set: func(c *settings, v string) error {
 			on, err := strconv.ParseBool(v)
@@ -479,7 +492,7 @@ var configFields = map[string]string{
 	"TransactionTimeout": "transaction-timeout", "SessionTimeout": "session-timeout",
 	"TopicRefreshInterval": "topic-refresh-interval",
 	"Separator":            "separator", "DestAlias": "dest-alias",
-	"Groups": "groups", "GroupsExclude": "groups-exclude", "GroupSyncInterval": "sync-group-offsets-interval",
+	"Groups": "groups", "GroupsExclude": "groups-exclude", "GroupsExcludeNone": "groups-exclude", "GroupSyncInterval": "sync-group-offsets-interval",
 	"NoGroupSync": "sync-group-offsets", "ProgressInterval": "progress-interval", "ResyncChangedTopics": "resync-changed-topics",
 	// The engine derives these from reo's settings.
 	"FencedRetryDelay": "session-timeout", // twice the session timeout

@@ -10,11 +10,13 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/reo-kafka/reo/replicator"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -370,5 +372,115 @@ func TestConfigErrorsNameSettings(t *testing.T) {
 	code := run(context.Background(), []string{"replicate", "--commit-interval", "20s"}, []string{envSourceBootstrap + "=a:1", envDestBootstrap + "=b:1", "REO_TOPICS=t"}, io.Discard, &errb)
 	if code != 2 || !strings.Contains(errb.String(), "--commit-interval / REO_COMMIT_INTERVAL: 20s must be at most a quarter of --transaction-timeout 1m0s") {
 		t.Errorf("--commit-interval 20s: exit %d, stderr %q; want 2 naming --commit-interval and --transaction-timeout", code, errb.String())
+	}
+}
+
+// TestEmptyGroupsExcludeExcludesNothing proves that the group exclusion set
+// empty excludes no group, as MirrorMaker 2's "groups.exclude =" does,
+// rather than turning back into the default exclusion: the flag given an
+// empty value, REO_GROUPS_EXCLUDE= and groups-exclude: "" in the config
+// file all reach the engine as "exclude nothing", a key with no value keeps the
+// default, --print-config shows the setting as "" (no group excluded) and
+// reads back as the same, and a running reo syncs group connect-app, which
+// the default exclusion skips.
+func TestEmptyGroupsExcludeExcludesNothing(t *testing.T) {
+	base := []string{"--source-bootstrap", "a:1", "--dest-bootstrap", "b:1", "--topics", "t"}
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  map[string]string
+		none bool
+	}{
+		{"flag ''", []string{"--groups-exclude", ""}, nil, true},
+		{"environment set empty", nil, map[string]string{"REO_GROUPS_EXCLUDE": ""}, true},
+		{`config file ""`, []string{"--config", writeFile(t, "reo.yaml", "groups-exclude: \"\"\n")}, nil, true},
+		{"config file key without value", []string{"--config", writeFile(t, "reo.yaml", "groups-exclude:\n")}, nil, false},
+		{"not set", nil, nil, false},
+	} {
+		s, err := parseSettings(append(slices.Clone(base), tc.args...), tc.env, io.Discard)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if s.cfg.GroupsExcludeNone != tc.none || (tc.none && s.cfg.GroupsExclude != "") || (!tc.none && s.cfg.GroupsExclude != replicator.DefaultGroupsExclude) {
+			t.Errorf("%s: GroupsExclude %q, GroupsExcludeNone %v; want exclude nothing %v", tc.name, s.cfg.GroupsExclude, s.cfg.GroupsExcludeNone, tc.none)
+		}
+	}
+
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), append([]string{"replicate", "--print-config", "--groups-exclude", ""}, base...), nil, &out, &errb); code != 0 {
+		t.Fatalf("--print-config: exit %d, stderr %s", code, errb.String())
+	}
+	if want := `groups-exclude: "" # flag --groups-exclude (no group excluded)`; !strings.Contains(out.String(), want) {
+		t.Errorf("--print-config lacks %q:\n%s", want, out.String())
+	}
+	s, err := parseSettings([]string{"--config", writeFile(t, "printed.yaml", out.String())}, nil, io.Discard)
+	if err != nil || !s.cfg.GroupsExcludeNone {
+		t.Errorf("--print-config output read back: err %v, exclude nothing %v\n%s", err, err == nil && s.cfg.GroupsExcludeNone, out.String())
+	}
+
+	excludedGroupSynced(t, func(src, dst string) []string {
+		return []string{"replicate", "--source-bootstrap", src, "--dest-bootstrap", dst, "--topics", "orders",
+			"--groups-exclude", "", "--sync-group-offsets-interval", "300ms", "--session-timeout", "6s"}
+	}, "orders")
+}
+
+// excludedGroupSynced runs reo replicate with the arguments args makes
+// for the source and destination bootstrap servers, with groups billing
+// and connect-app committed on the source, and fails unless connect-app
+// (which the default exclusion skips) is synced to destTopic soon after
+// billing is.
+func excludedGroupSynced(t *testing.T, args func(src, dst string) []string, destTopic string) {
+	t.Helper()
+	src := fakeCluster(t, "src", kfake.SeedTopics(1, "orders"))
+	dst := fakeCluster(t, "dst")
+	prod, err := kgo.NewClient(kgo.SeedBrokers(src.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prod.Close()
+	for i := range 10 {
+		if err := prod.ProduceSync(context.Background(), &kgo.Record{Topic: "orders", Value: []byte(strconv.Itoa(i))}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	offs := make(kadm.Offsets)
+	offs.Add(kadm.Offset{Topic: "orders", Partition: 0, At: 5, LeaderEpoch: -1})
+	for _, g := range []string{"billing", "connect-app"} {
+		if _, err := kadm.NewClient(prod).CommitOffsets(context.Background(), g, offs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	var stderr syncBuffer
+	go func() {
+		done <- run(ctx, args(strings.Join(src.ListenAddrs(), ","), strings.Join(dst.ListenAddrs(), ",")), nil, io.Discard, &stderr)
+	}()
+	defer func() { cancel(); <-done }()
+	dcl, err := kgo.NewClient(kgo.SeedBrokers(dst.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dcl.Close()
+	synced := func(g string) bool {
+		o, err := kadm.NewClient(dcl).FetchOffsets(context.Background(), g)
+		if err != nil {
+			return false
+		}
+		_, ok := o.Lookup(destTopic, 0)
+		return ok
+	}
+	pollUntil(t, 40*time.Second, func() string {
+		if !synced("billing") {
+			return "group billing not synced yet; reo stderr: " + stderr.String()
+		}
+		return ""
+	})
+	deadline := time.Now().Add(5 * time.Second)
+	for !synced("connect-app") {
+		if time.Now().After(deadline) {
+			t.Fatalf("group connect-app was not synced within 5s of group billing: the empty exclusion excluded it; reo stderr: %s", stderr.String())
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

@@ -152,12 +152,17 @@ func (c *settings) writeConfigSkipping(w io.Writer, skip func(key string) bool) 
 			continue
 		}
 		v, ok := c.values[s.flag]
-		if !ok || v == "" {
+		if !ok || (v == "" && s.empty == "") {
 			continue
 		}
-		root.Content = append(root.Content,
-			&yaml.Node{Kind: yaml.ScalarNode, Value: s.flag},
-			&yaml.Node{Kind: yaml.ScalarNode, Value: v, LineComment: c.from[s.flag]})
+		val := &yaml.Node{Kind: yaml.ScalarNode, Value: v, LineComment: c.from[s.flag]}
+		if v == "" {
+			// Set empty on purpose: "" (a bare key would be ignored
+			// when the file is read back), with what it means.
+			val.Style = yaml.DoubleQuotedStyle
+			val.LineComment += " (" + s.empty + ")"
+		}
+		root.Content = append(root.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: s.flag}, val)
 	}
 	if len(notes) > 0 {
 		root.FootComment = strings.Join(notes, "\n")

@@ -258,9 +258,11 @@ func (c *settings) writeMM2Config(w io.Writer, mc *mm2Config) error {
 	for _, f := range mc.flows {
 		root := &yaml.Node{Kind: yaml.MappingNode}
 		for _, n := range f.notes {
-			root.Content = append(root.Content,
-				&yaml.Node{Kind: yaml.ScalarNode, Value: n.key},
-				&yaml.Node{Kind: yaml.ScalarNode, Value: n.value, LineComment: n.from})
+			val := &yaml.Node{Kind: yaml.ScalarNode, Value: n.value, LineComment: n.from}
+			if n.value == "" {
+				val.Style = yaml.DoubleQuotedStyle // "", not a bare key
+			}
+			root.Content = append(root.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: n.key}, val)
 		}
 		doc := &yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{root},
 			HeadComment: fmt.Sprintf("flow %s of MirrorMaker 2 file %s", f.label, mc.path)}

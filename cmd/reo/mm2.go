@@ -978,6 +978,13 @@ func (l *mm2Loader) flow(src, dst string, base replicator.Config, clusters map[s
 		gExcl = mm2GroupsExcludeDefault
 	}
 	f.cfg.Groups, f.cfg.GroupsExclude = gInc, l.regexList(gxp, gExcl, "groups.exclude")
+	if len(mm2List(gExcl)) == 0 {
+		// An empty list excludes no group (MirrorUtils.compilePatternList
+		// returns no pattern); the engine's empty GroupsExclude would be
+		// its default exclusion.
+		f.cfg.GroupsExcludeNone = true
+		gExclFrom += " (an empty list: no group excluded)"
+	}
 	syncOn, syncFrom := false, "MirrorMaker 2's default sync.group.offsets.enabled=false"
 	if p, ok := l.flowProp(src, dst, "sync.group.offsets.enabled"); ok {
 		if v, ok := l.configBool(p); ok {

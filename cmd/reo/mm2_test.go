@@ -694,3 +694,32 @@ func TestMM2PrintConfigFixture(t *testing.T) {
 	}
 	assertNoSecret(t, "--print-config", out.String()+errb.String(), "cluster1_password", "cluster2_password")
 }
+
+// TestMM2EmptyGroupsExcludeExcludesNothing proves that "groups.exclude ="
+// (an empty list) excludes no group, as in MirrorMaker 2, where
+// MirrorUtils.compilePatternList returns no pattern: the flow's config says
+// so, --print-config shows it as "" (no group excluded), and a running
+// flow syncs group connect-app, which the default exclusion skips.
+func TestMM2EmptyGroupsExcludeExcludesNothing(t *testing.T) {
+	c, path, err := loadLines(t, nil, "clusters = A, B", "A.bootstrap.servers = a:1", "B.bootstrap.servers = b:1", "A->B.enabled = true",
+		"groups.exclude = ", "sync.group.offsets.enabled = true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := c.flows[0].cfg; !f.GroupsExcludeNone || f.GroupsExclude != "" {
+		t.Errorf("GroupsExclude %q, GroupsExcludeNone %v; want exclude nothing", f.GroupsExclude, f.GroupsExcludeNone)
+	}
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"replicate", "--mm2-config", path, "--print-config"}, nil, &out, &errb); code != 0 {
+		t.Fatalf("--print-config: exit %d, stderr %s", code, errb.String())
+	}
+	if want := `groups-exclude: "" # line 5: groups.exclude (an empty list: no group excluded)`; !strings.Contains(out.String(), want) {
+		t.Errorf("--print-config lacks %q:\n%s", want, out.String())
+	}
+
+	excludedGroupSynced(t, func(src, dst string) []string {
+		path := writeMM2(t, "clusters = A, B", "A.bootstrap.servers = "+src, "B.bootstrap.servers = "+dst, "A->B.enabled = true",
+			"topics = orders", "groups.exclude = ", "sync.group.offsets.enabled = true", "sync.group.offsets.interval.seconds = 1")
+		return []string{"replicate", "--mm2-config", path, "--session-timeout", "6s"}
+	}, "A.orders")
+}
