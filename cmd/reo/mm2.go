@@ -88,6 +88,10 @@ type mm2Loader struct {
 	errs      []mm2Msg
 	warns     []mm2Msg
 	errSeen   map[string]bool
+	// fails counts the problems found, those already in errs included
+	// (a top-level key read for every flow is reported once): a step
+	// that compares it before and after knows whether it found one.
+	fails int
 }
 
 type mm2Msg struct {
@@ -102,6 +106,7 @@ func (l *mm2Loader) at(p property) string {
 
 func (l *mm2Loader) fail(p property, format string, args ...any) {
 	text := l.at(p) + ": " + fmt.Sprintf(format, args...)
+	l.fails++
 	if l.errSeen[text] {
 		return
 	}
@@ -176,16 +181,21 @@ func loadMM2(path string, base replicator.Config, env map[string]string) (*mm2Co
 		c := l.cluster(a, clustersProp)
 		cfg.clusters[a] = c
 	}
+	broken := false // a flow the file enables has an error
 	for _, src := range l.aliases {
 		for _, dst := range l.aliases {
 			if src == dst {
 				continue
 			}
+			n := l.fails
 			f, why := l.flow(src, dst, base, cfg.clusters)
-			if f != nil {
+			switch {
+			case f != nil:
 				cfg.flows = append(cfg.flows, f)
-			} else if why != "" {
+			case why != "":
 				cfg.notRun = append(cfg.notRun, src+"->"+dst+": "+why)
+			case l.fails > n:
+				broken = true
 			}
 		}
 	}
@@ -225,15 +235,19 @@ func loadMM2(path string, base replicator.Config, env map[string]string) (*mm2Co
 	if len(l.errs) == 0 {
 		l.checkFlows(cfg.flows, clustersProp)
 	}
+	noFlow := true
 	switch {
-	case len(cfg.flows) > 0:
+	case len(cfg.flows) > 0 || broken:
+		// A flow the file enables has an error: that error is the
+		// problem, not a missing enabled line.
+		noFlow = false
 	case len(l.aliases) == 1:
 		l.warn(clustersProp, "the file enables no flow: clusters lists one alias, and a flow needs two (A->B copies from A to B)")
 	default:
 		l.warn(clustersProp, "the file enables no flow: MirrorMaker 2 runs a flow A->B only with a line A->B.enabled = true (or enabled = true for every flow), and without one it replicates nothing; add for example %s->%s.enabled = true",
 			l.aliases[0], l.aliases[1])
 	}
-	if len(l.errs) > 0 && len(cfg.flows) == 0 && len(cfg.notRun) == 0 {
+	if noFlow && len(l.errs) > 0 && len(cfg.notRun) == 0 {
 		// Say it now rather than after the next attempt.
 		l.errs = append(l.errs, l.warns[len(l.warns)-1])
 		l.warns = l.warns[:len(l.warns)-1]
@@ -573,7 +587,7 @@ func (l *mm2Loader) security(c *mm2Cluster) {
 		v, ok := l.value(p)
 		return v, p, ok
 	}
-	nerr := len(l.errs)
+	nerr := l.fails
 	protocol, pp, set := get("security.protocol")
 	if !set {
 		protocol = "PLAINTEXT"
@@ -718,7 +732,7 @@ func (l *mm2Loader) security(c *mm2Cluster) {
 			}
 		}
 	}
-	if len(l.errs) > nerr {
+	if l.fails > nerr {
 		return
 	}
 	c.secDesc = strings.Join(desc, "; ")
@@ -821,7 +835,7 @@ func (l *mm2Loader) flow(src, dst string, base replicator.Config, clusters map[s
 	f := &mm2Flow{source: src, target: dst, label: label, cfg: base}
 	note := func(key, value, from string) { f.notes = append(f.notes, mm2Note{key, value, from}) }
 	note("flow", label, fmt.Sprintf("enabled by line %d: %s = %s", ep.Line, ep.Key, strings.TrimSpace(ep.Value)))
-	nerr := len(l.errs)
+	nerr := l.fails
 	get := func(key string) (string, property, bool) {
 		p, ok := l.flowProp(src, dst, key)
 		if !ok {
@@ -1047,7 +1061,7 @@ func (l *mm2Loader) flow(src, dst string, base replicator.Config, clusters map[s
 	}
 	note("shards", shards, shFrom)
 
-	if len(l.errs) > nerr {
+	if l.fails > nerr {
 		return nil, ""
 	}
 	if err := f.cfg.Validate(); err != nil {

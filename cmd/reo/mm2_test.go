@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -722,4 +723,29 @@ func TestMM2EmptyGroupsExcludeExcludesNothing(t *testing.T) {
 			"topics = orders", "groups.exclude = ", "sync.group.offsets.enabled = true", "sync.group.offsets.interval.seconds = 1")
 		return []string{"replicate", "--mm2-config", path, "--session-timeout", "6s"}
 	}, "A.orders")
+}
+
+// TestMM2FlowErrorIsTheOnlyError proves that an error of a flow the file
+// enables is reported alone, not with a false "the file enables no flow
+// ... add A->B.enabled = true" beside it: tasks.max = 0 for the only
+// flow, an enabled line that is not a boolean, and a top-level error both
+// enabled flows read (reported once). A file that really enables no flow
+// still gets that error (TestMM2IssueFixture).
+func TestMM2FlowErrorIsTheOnlyError(t *testing.T) {
+	head := []string{"clusters = A, B", "A.bootstrap.servers = a:9092", "B.bootstrap.servers = b:9092"}
+	for _, tc := range []struct {
+		name  string
+		lines []string
+		want  string
+	}{
+		{"tasks.max", []string{"A->B.enabled = true", "tasks.max = 0"}, `line 5: tasks.max: "0" is not a number from 1 to 1024`},
+		{"enabled not a boolean", []string{"A->B.enabled = yes"}, `line 4: A->B.enabled: "yes" is not true or false`},
+		{"both flows", []string{"A->B.enabled = true", "B->A.enabled = true", "replication.factor = 0"}, `line 6: replication.factor: "0" is not -1 or a positive number`},
+	} {
+		_, path, err := loadLines(t, nil, append(slices.Clone(head), tc.lines...)...)
+		var me *mm2Error
+		if !errors.As(err, &me) || len(me.msgs) != 1 || !strings.HasPrefix(me.msgs[0], path+" "+tc.want) {
+			t.Errorf("%s: error %v; want only %q", tc.name, err, tc.want)
+		}
+	}
 }
