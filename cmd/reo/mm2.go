@@ -181,7 +181,7 @@ func loadMM2(path string, base replicator.Config, env map[string]string) (*mm2Co
 		c := l.cluster(a, clustersProp)
 		cfg.clusters[a] = c
 	}
-	broken := false // a flow the file enables has an error
+	broken := map[string]bool{} // flows the file enables that have an error
 	for _, src := range l.aliases {
 		for _, dst := range l.aliases {
 			if src == dst {
@@ -195,7 +195,7 @@ func loadMM2(path string, base replicator.Config, env map[string]string) (*mm2Co
 			case why != "":
 				cfg.notRun = append(cfg.notRun, src+"->"+dst+": "+why)
 			case l.fails > n:
-				broken = true
+				broken[src+"->"+dst] = true
 			}
 		}
 	}
@@ -205,7 +205,7 @@ func loadMM2(path string, base replicator.Config, env map[string]string) (*mm2Co
 	}
 	for _, p := range l.order {
 		sc := l.scope(p.Key)
-		if l.last[p.Key].Line != p.Line || sc.kind != scopeFlow || sc.sub == "enabled" || running[sc.src+"->"+sc.dst] {
+		if l.last[p.Key].Line != p.Line || sc.kind != scopeFlow || sc.sub == "enabled" || running[sc.src+"->"+sc.dst] || broken[sc.src+"->"+sc.dst] {
 			continue
 		}
 		if mm2FlowKeys[sc.sub] || mm2ReoFlowKeys[sc.sub] {
@@ -237,7 +237,7 @@ func loadMM2(path string, base replicator.Config, env map[string]string) (*mm2Co
 	}
 	noFlow := true
 	switch {
-	case len(cfg.flows) > 0 || broken:
+	case len(cfg.flows) > 0 || len(broken) > 0:
 		// A flow the file enables has an error: that error is the
 		// problem, not a missing enabled line.
 		noFlow = false
@@ -1065,15 +1065,65 @@ func (l *mm2Loader) flow(src, dst string, base replicator.Config, clusters map[s
 		return nil, ""
 	}
 	if err := f.cfg.Validate(); err != nil {
-		var ce *replicator.ConfigError
-		msg := err.Error()
-		if errors.As(err, &ce) {
-			msg = ce.Field + ": " + ce.Reason
-		}
-		l.fail(ep, "flow %s: %s", label, msg)
+		l.configError(f, ep, err)
 		return nil, ""
 	}
 	return f, ""
+}
+
+// mm2FieldKeys names, for each replicator.Config field a MirrorMaker 2
+// file decides, the flow key that sets it ("" for the cluster aliases and
+// bootstrap servers, which are cluster settings). The other fields are
+// reo's own settings: flags, environment variables and the config file.
+var mm2FieldKeys = map[string]string{
+	"Name": "reo.name", "SourceBrokers": "", "DestBrokers": "", "SourceAlias": "", "DestAlias": "",
+	"Naming": "replication.policy.class", "Separator": "replication.policy.separator",
+	"Topics": "topics", "TopicsExclude": "topics.exclude", "Groups": "groups",
+	"GroupsExclude": "groups.exclude", "GroupsExcludeNone": "groups.exclude",
+	"NoGroupSync": "sync.group.offsets.enabled", "GroupSyncInterval": "sync.group.offsets.interval.seconds",
+	"TopicRefreshInterval": "refresh.topics.interval.seconds", "ReplicationFactor": "replication.factor",
+	"Shards": "tasks.max",
+}
+
+// configError reports the engine's verdict on flow f's config. A field the
+// file set is an error of the line that set it (the flow's enabled line
+// when no line did); any other field is one of reo's own settings, which
+// it names as reo replicate does without --mm2-config (the flag and the
+// environment variable, in the user's terms).
+func (l *mm2Loader) configError(f *mm2Flow, enabled property, err error) {
+	var ce *replicator.ConfigError
+	if !errors.As(err, &ce) {
+		l.fail(enabled, "flow %s: %v", f.label, err)
+		return
+	}
+	if key, ok := mm2FieldKeys[ce.Field]; ok {
+		p := enabled
+		switch ce.Field {
+		case "SourceBrokers":
+			p, _ = l.clusterProp(f.source, "bootstrap.servers")
+		case "DestBrokers":
+			p, _ = l.clusterProp(f.target, "bootstrap.servers")
+		case "SourceAlias", "DestAlias":
+			p = l.last["clusters"]
+		default:
+			if kp, ok := l.flowProp(f.source, f.target, key); ok {
+				p = kp
+			}
+		}
+		l.fail(orProp(p, enabled), "flow %s: %s", f.label, ce.Reason)
+		return
+	}
+	text := configErrorText(ce)
+	if ce.Field == "MaxInflightBytes" && f.cfg.Shards > 0 {
+		if p, ok := l.flowProp(f.source, f.target, "tasks.max"); ok {
+			text += fmt.Sprintf(" (flow %s has %d shards: %s line %d: %s)", f.label, f.cfg.Shards, l.path, p.Line, p.Key)
+		}
+	}
+	l.fails++
+	if !l.errSeen[text] { // every flow takes reo's settings: say it once
+		l.errSeen[text] = true
+		l.errs = append(l.errs, mm2Msg{0, text})
+	}
 }
 
 // checkPolicy refuses a replication.policy.class reo cannot run, whether

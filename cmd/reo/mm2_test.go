@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -746,6 +747,36 @@ func TestMM2FlowErrorIsTheOnlyError(t *testing.T) {
 		var me *mm2Error
 		if !errors.As(err, &me) || len(me.msgs) != 1 || !strings.HasPrefix(me.msgs[0], path+" "+tc.want) {
 			t.Errorf("%s: error %v; want only %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// TestMM2BadReoSettingNamesFlag proves that one of reo's own settings the
+// engine rejects next to --mm2-config is reported as reo replicate reports
+// it without a file: by its flag and environment variable, in the user's
+// terms (no Go field names), once however many flows take it, and not as
+// an error of a line of the MirrorMaker 2 file, which did not set it; when
+// the file's tasks.max takes part (--max-inflight-bytes split over the
+// flow's shards), that line is named too.
+func TestMM2BadReoSettingNamesFlag(t *testing.T) {
+	path := writeMM2(t, "clusters = A, B", "A.bootstrap.servers = a:1", "B.bootstrap.servers = b:1", "A->B.enabled = true", "B->A.enabled = true",
+		"A->B.tasks.max = 8")
+	const commit = "reo: invalid configuration: --commit-interval / REO_COMMIT_INTERVAL: 30s must be at most a quarter of --transaction-timeout 1m0s\n"
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  []string
+		want string // all of stderr
+	}{
+		{"flag", []string{"--commit-interval", "30s"}, nil, commit},
+		{"environment", nil, []string{"REO_COMMIT_INTERVAL=30s"}, commit},
+		{"with the file's tasks.max", []string{"--max-inflight-bytes", "1MiB"}, nil,
+			"reo: invalid configuration: --max-inflight-bytes / REO_MAX_INFLIGHT_BYTES: 1048576 bytes over 8 shards is 131072 per shard, below the minimum 262144 (256KiB) per shard (flow A->B has 8 shards: " + path + " line 6: A->B.tasks.max)\n"},
+	} {
+		var errb bytes.Buffer
+		code := run(context.Background(), append([]string{"replicate", "--mm2-config", path}, tc.args...), tc.env, io.Discard, &errb)
+		if code != 2 || errb.String() != tc.want {
+			t.Errorf("%s: exit code %d, stderr:\n%s\nwant 2 and:\n%s", tc.name, code, errb.String(), tc.want)
 		}
 	}
 }
