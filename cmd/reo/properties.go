@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -155,12 +156,13 @@ func parseProperties(src string) ([]property, error) {
 		}
 		key, _, err := convertEscapes(s[:keyLen])
 		if err != nil {
-			return nil, &propertiesError{ll.line, err.Error()}
+			return nil, &propertiesError{ll.line, fmt.Sprintf("in the key: %v", err)}
 		}
 		raw := s[valueStart:]
 		value, commentAt, err := convertEscapes(raw)
 		if err != nil {
-			return nil, &propertiesError{ll.line, fmt.Sprintf("%s: %v", key, err)}
+			// The key, never the value's text.
+			return nil, &propertiesError{ll.line, fmt.Sprintf("%s: in the value: %v", key, err)}
 		}
 		nonASCII := false
 		for i := 0; i < len(value); i++ {
@@ -188,6 +190,10 @@ func droppedEscape(raw string) string {
 	}
 	return ""
 }
+
+// errMalformedU is a \u escape without four hexadecimal digits. It does not
+// quote the text: a value may be a password.
+var errMalformedU = errors.New(`malformed \uXXXX escape: \u must be followed by four hexadecimal digits (Java refuses the file too)`)
 
 // convertEscapes converts the escapes of a properties key or value. It
 // also returns the offset in the result of the first unescaped '#' that
@@ -221,12 +227,13 @@ func convertEscapes(s string) (string, int, error) {
 		case 'f':
 			b.WriteByte('\f')
 		case 'u':
+			// The text is not quoted: it may be a secret's.
 			if i+5 > len(s) {
-				return "", -1, fmt.Errorf(`malformed \uXXXX escape %q (Java refuses the file too)`, s[i-1:])
+				return "", -1, errMalformedU
 			}
 			n, err := strconv.ParseUint(s[i+1:i+5], 16, 16)
 			if err != nil {
-				return "", -1, fmt.Errorf(`malformed \uXXXX escape %q (Java refuses the file too)`, s[i-1:i+5])
+				return "", -1, errMalformedU
 			}
 			r := rune(n)
 			// A surrogate pair written as two escapes is one character.

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"testing"
@@ -163,4 +166,34 @@ func TestPropertiesLinesAndComments(t *testing.T) {
 			t.Errorf("entry %d = %+v, want %+v", i, p, w)
 		}
 	}
+}
+
+// TestPropertiesEscapeErrorQuotesNoValue proves a malformed \uXXXX escape
+// is refused with the line and the key, quoting none of the value's text:
+// the value may be a password (sasl.jaas.config), whether the escape runs
+// short, holds non-hexadecimal digits or ends the value; an escape in a
+// key is refused with its line.
+func TestPropertiesEscapeErrorQuotesNoValue(t *testing.T) {
+	for _, v := range []string{`s3\uZZcret-TAIL`, `s3cret-TAIL\u12`, `s3cret-TAIL\u`} {
+		_, err := parseProperties("clusters = A, B\nA.sasl.jaas.config = m required password=\"" + v + "\";\n")
+		if err == nil || !strings.HasPrefix(err.Error(), `line 2: A.sasl.jaas.config: in the value: malformed \uXXXX escape`) {
+			t.Errorf("value %s: error %v, want one naming line 2 and the key", v, err)
+		}
+		if err != nil && (strings.Contains(err.Error(), "ZZ") || strings.Contains(err.Error(), "cret") || strings.Contains(err.Error(), "TAIL") || strings.Contains(err.Error(), "12")) {
+			t.Errorf("value %s: the error quotes the value: %v", v, err)
+		}
+	}
+	if _, err := parseProperties("a\\u12=b\n"); err == nil || !strings.HasPrefix(err.Error(), `line 1: in the key: malformed \uXXXX escape`) {
+		t.Errorf("escape in a key: error %v, want one naming line 1 and the key", err)
+	}
+
+	path := writeMM2(t, "clusters = A, B", "A.bootstrap.servers = a:9092", "B.bootstrap.servers = b:9092", "A->B.enabled = true",
+		"A.security.protocol = SASL_PLAINTEXT", "A.sasl.mechanism = PLAIN",
+		`A.sasl.jaas.config = org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="s3\uZZcret-TAIL";`)
+	var errb bytes.Buffer
+	code := run(context.Background(), []string{"replicate", "--mm2-config", path}, nil, io.Discard, &errb)
+	if code != 2 || !strings.Contains(errb.String(), path+" line 7: A.sasl.jaas.config: in the value: malformed") {
+		t.Errorf("exit code %d, stderr %s; want 2 naming line 7 and the key", code, errb.String())
+	}
+	assertNoSecret(t, "the error", errb.String(), "ZZcr", "TAIL")
 }
