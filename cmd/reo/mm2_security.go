@@ -24,6 +24,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -318,58 +319,83 @@ func (t *jaasTokenizer) next() jaasToken {
 func (tk jaasToken) hasString() bool { return tk.kind == 'w' || tk.kind == 'q' }
 
 // what names a token in a message without its text (it may be a secret).
-func (tk jaasToken) what() string {
-	switch tk.kind {
-	case 'n':
+// A character (';', '=') is quoted unless it may be part of a value:
+// afterValue says an unquoted value came before it.
+func (tk jaasToken) what(afterValue bool) string {
+	switch {
+	case tk.kind == 'n':
 		return "a number (write it in quotes)"
-	case 'o':
+	case tk.kind == 'o' && !afterValue:
 		return fmt.Sprintf("%q", tk.c)
+	case tk.kind == 'o':
+		return "a punctuation character"
 	}
 	return "a word"
 }
 
 // parseJAAS parses a sasl.jaas.config value as Kafka does:
 // "<LoginModuleClass> <controlFlag> (<option>=<value>)*;", exactly one
-// login module. Errors never quote option values (they hold passwords).
+// login module. Errors never quote option values (they hold passwords),
+// nor any text that may be part of one: once an option's value was an
+// unquoted word, what follows may be the rest of it (password=correct
+// horse battery), so options are then named by their place ("option 3"),
+// and a later entry's module and control flag are not quoted.
 func parseJAAS(s string) (jaasEntry, error) {
 	t := &jaasTokenizer{s: s}
 	var entries []jaasEntry
+	afterValue := false // an unquoted value came before: what follows may be part of it
+	const hidden = "not shown: it follows an unquoted value, of which it may be part; quote values that hold a space, ';' or '='"
 	for tk := t.next(); tk.kind != 0; tk = t.next() {
 		if !tk.hasString() {
-			return jaasEntry{}, fmt.Errorf("expected a login module class name, found %s", tk.what())
+			return jaasEntry{}, fmt.Errorf("expected a login module class name, found %s", tk.what(afterValue))
 		}
 		e := jaasEntry{module: tk.s, options: map[string]string{}}
+		module := e.module
+		if afterValue {
+			module = fmt.Sprintf("login module %d (its class name is %s)", len(entries)+1, hidden)
+		}
 		fl := t.next()
 		if fl.kind == 0 {
-			return jaasEntry{}, fmt.Errorf("login module control flag not specified after %s (write %s required ...;)", e.module, e.module)
+			if afterValue {
+				return jaasEntry{}, fmt.Errorf("login module control flag not specified after %s", module)
+			}
+			return jaasEntry{}, fmt.Errorf("login module control flag not specified after %s (write %s required ...;)", module, e.module)
 		}
 		switch strings.ToUpper(fl.s) {
 		case "REQUIRED", "REQUISITE", "SUFFICIENT", "OPTIONAL":
 			e.flag = strings.ToLower(fl.s)
 		default:
 			what := fmt.Sprintf("%q", fl.s)
-			if !fl.hasString() {
-				what = fl.what()
+			if !fl.hasString() || afterValue {
+				what = fl.what(afterValue)
 			}
-			return jaasEntry{}, fmt.Errorf("invalid login module control flag %s after %s: want required, requisite, sufficient or optional", what, e.module)
+			return jaasEntry{}, fmt.Errorf("invalid login module control flag %s after %s: want required, requisite, sufficient or optional", what, module)
 		}
 		var k jaasToken
-		for k = t.next(); k.kind != 0 && !(k.kind == 'o' && k.c == ';'); k = t.next() {
+		for n := 1; ; n++ {
+			if k = t.next(); k.kind == 0 || k.kind == 'o' && k.c == ';' {
+				break
+			}
 			if !k.hasString() {
-				return jaasEntry{}, fmt.Errorf("expected an option name in %s, found %s", e.module, k.what())
+				return jaasEntry{}, fmt.Errorf("expected an option name in %s, found %s", module, k.what(afterValue))
+			}
+			option, note := fmt.Sprintf("%q", k.s), ""
+			if afterValue {
+				option, note = strconv.Itoa(n), "; its name is "+hidden
 			}
 			eq := t.next()
 			if eq.kind != 'o' || eq.c != '=' {
-				return jaasEntry{}, fmt.Errorf("value not specified for option %q of %s (options are name=\"value\"; the entry ends with ';')", k.s, e.module)
+				return jaasEntry{}, fmt.Errorf("value not specified for option %s of %s (options are name=\"value\"; the entry ends with ';'%s)", option, module, note)
 			}
 			v := t.next()
 			if !v.hasString() {
-				return jaasEntry{}, fmt.Errorf("value not specified for option %q of %s (found %s)", k.s, e.module, v.what())
+				return jaasEntry{}, fmt.Errorf("value not specified for option %s of %s (found %s%s)", option, module, v.what(afterValue), note)
 			}
 			e.options[k.s] = v.s
+			afterValue = afterValue || v.kind == 'w'
 		}
 		if k.kind == 0 {
-			return jaasEntry{}, fmt.Errorf("the entry of %s is not terminated by ';'", e.module)
+			return jaasEntry{}, fmt.Errorf("the entry of %s is not terminated by ';'", module)
 		}
 		entries = append(entries, e)
 	}

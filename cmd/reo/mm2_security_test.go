@@ -425,3 +425,46 @@ func TestMM2OneFlowStopsOthersGoOn(t *testing.T) {
 		t.Fatalf("reo still runs with every flow stopped; stderr:\n%s", errb.String())
 	}
 }
+
+// TestJAASErrorsQuoteNoValueText proves that a sasl.jaas.config that does
+// not parse is refused without quoting any text that may be part of an
+// option value: once a value was an unquoted word, the words after it may
+// be the rest of it (password=correct horse battery, a ';' or '=' inside
+// an unquoted password), so options are named by their place and a later
+// module's name and control flag are not quoted; after quoted values,
+// option names and control flags are still quoted to help.
+func TestJAASErrorsQuoteNoValueText(t *testing.T) {
+	const m = plainLoginModule + " required "
+	for _, tc := range []struct {
+		in      string
+		want    string
+		secrets []string
+	}{
+		{m + `username="u" password=correct horsebattery;`, "value not specified for option 3 of " + plainLoginModule, []string{"correct", "horsebattery"}},
+		{m + `username="u" password=correct horse=battery staple;`, "value not specified for option 4 of", []string{"correct", "horse", "battery", "staple"}},
+		{m + `username="u" password=correct horse=12;`, "value not specified for option 3 of", []string{"correct", "horse"}},
+		{m + `username=u password=12345;`, "value not specified for option 2 of", []string{"12345"}},
+		{m + `username="u" password=left;right;`, "invalid login module control flag a punctuation character after login module 2", []string{"left", "right"}},
+		{m + `username="u" password=left;right side;`, "invalid login module control flag a word after login module 2", []string{"left", "right", "side"}},
+		{m + `username="u" password=left=right;`, "expected an option name in " + plainLoginModule + ", found a punctuation character", []string{"left", "right", `"="`}},
+		{m + `username="u" pasword "p";`, `value not specified for option "pasword" of ` + plainLoginModule, nil},
+		{m + `username="u" password="p"; # prod`, `invalid login module control flag "prod" after #`, nil},
+	} {
+		_, err := parseJAAS(tc.in)
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want %q", tc.in, err, tc.want)
+			continue
+		}
+		assertNoSecret(t, "the error for "+tc.in, err.Error(), tc.secrets...)
+	}
+
+	path := writeMM2(t, "clusters = A, B", "A.bootstrap.servers = a:9092", "B.bootstrap.servers = b:9092", "A->B.enabled = true",
+		"A.security.protocol = SASL_PLAINTEXT", "A.sasl.mechanism = PLAIN",
+		`A.sasl.jaas.config = `+m+`username="u" password=correct horsebattery;`)
+	var errb bytes.Buffer
+	code := run(context.Background(), []string{"replicate", "--mm2-config", path}, nil, io.Discard, &errb)
+	if code != 2 || !strings.Contains(errb.String(), path+" line 7: A.sasl.jaas.config: does not parse: value not specified for option 3 of") {
+		t.Errorf("exit code %d, stderr %s; want 2 naming line 7, the key and option 3", code, errb.String())
+	}
+	assertNoSecret(t, "reo's stderr", errb.String(), "correct", "horsebattery")
+}

@@ -372,7 +372,7 @@ func TestMM2BadFiles(t *testing.T) {
 		{"jaas with a trailing comment", append(append(slices.Clone(head), sasl...), `A.sasl.jaas.config = org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="secret-1"; # prod`),
 			`line 7: A.sasl.jaas.config: does not parse: invalid login module control flag "prod" after #`},
 		{"jaas number value", append(append(slices.Clone(head), sasl...), `A.sasl.jaas.config = org.apache.kafka.common.security.plain.PlainLoginModule required username=u password=12345;`),
-			`value not specified for option "password" of org.apache.kafka.common.security.plain.PlainLoginModule (found a number (write it in quotes))`},
+			`value not specified for option 2 of org.apache.kafka.common.security.plain.PlainLoginModule (found a number (write it in quotes)`},
 		{"jaas without password", append(append(slices.Clone(head), sasl...), `A.sasl.jaas.config = org.apache.kafka.common.security.plain.PlainLoginModule required username="u";`),
 			"line 7: A.sasl.jaas.config: PlainLoginModule needs both username"},
 		{"SASL without mechanism", append(slices.Clone(head), "A.security.protocol = SASL_PLAINTEXT"),
