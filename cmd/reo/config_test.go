@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"maps"
 	"os"
@@ -482,5 +483,35 @@ func excludedGroupSynced(t *testing.T, args func(src, dst string) []string, dest
 			t.Fatalf("group connect-app was not synced within 5s of group billing: the empty exclusion excluded it; reo stderr: %s", stderr.String())
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestConfigFileSecondDocumentRefused proves that a config file holding a
+// second YAML document is refused (exit code 2, naming the file and the
+// line of its "---") rather than read up to the first document's end with
+// the rest silently ignored, settings the second one holds included; an
+// empty second document too, while a "---" that starts the only document
+// and a "..." that ends it are fine.
+func TestConfigFileSecondDocumentRefused(t *testing.T) {
+	env := []string{envSourceBootstrap + "=a:1", envDestBootstrap + "=b:1"}
+	for _, tc := range []struct {
+		name, yaml string
+		line       int // of the second document; 0: accepted
+	}{
+		{"second document", "topics: orders\n---\nshards: banana\ncommit-interval: -5s\n", 2},
+		{"empty second document", "topics: orders\n# end\n---\n", 3},
+		{"leading ---", "---\ntopics: orders\n", 0},
+		{"document end marker", "topics: orders\n...\n", 0},
+	} {
+		path := writeFile(t, "reo.yaml", tc.yaml)
+		var errb bytes.Buffer
+		code := run(context.Background(), []string{"replicate", "--config", path, "--print-config"}, env, io.Discard, &errb)
+		want := fmt.Sprintf("config file %s line %d: a second YAML document (---): reo reads one document", path, tc.line)
+		switch {
+		case tc.line == 0 && code != 0:
+			t.Errorf("%s: exit code %d, stderr %s; want it read", tc.name, code, errb.String())
+		case tc.line != 0 && (code != 2 || !strings.Contains(errb.String(), want)):
+			t.Errorf("%s: exit code %d, stderr %q; want 2 and %q", tc.name, code, errb.String(), want)
+		}
 	}
 }

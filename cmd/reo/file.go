@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -19,15 +21,27 @@ var listSettings = []string{"source-bootstrap", "dest-bootstrap"}
 // loadFile applies a YAML config file: one mapping whose keys are flag names
 // (without the dashes) and whose values are what the flag would take. An
 // unknown or repeated key, a value that is not a scalar (or a list, for the
-// bootstrap servers) and a value its setting rejects are errors naming the
-// file, line and key. A key with an empty value is ignored.
+// bootstrap servers), a value its setting rejects and a second YAML
+// document are errors naming the file, line and key. A key with an empty
+// value is ignored.
 func (c *settings) loadFile(path string) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return &usageError{fmt.Sprintf("--config / %s: read config file: %v", envConfig, err)}
 	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
 	var doc yaml.Node
-	if err := yaml.Unmarshal(b, &doc); err != nil {
+	if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
+		return nil // empty file, or only comments
+	} else if err != nil {
+		return &usageError{fmt.Sprintf("config file %s: %s", path, yamlError(err))}
+	}
+	// A second document ("---") would be ignored, settings and all: refuse
+	// it, even an empty one, rather than let it look read.
+	var next yaml.Node
+	if err := dec.Decode(&next); err == nil {
+		return &usageError{fmt.Sprintf("config file %s line %d: a second YAML document (---): reo reads one document, a single mapping of setting: value; put every setting in it and remove the ---", path, next.Line)}
+	} else if !errors.Is(err, io.EOF) {
 		return &usageError{fmt.Sprintf("config file %s: %s", path, yamlError(err))}
 	}
 	if len(doc.Content) == 0 {
