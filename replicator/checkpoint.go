@@ -46,12 +46,17 @@ type CheckpointKey struct {
 // reo before version 2 carry none of them (empty, and -1 for SrcEpoch when
 // decoded): they are trusted once, and the next commit writes them.
 //
-// Next is the next source offset to copy. SrcFirst..SrcLast are the source
-// offsets of the first and last records copied by the transaction that wrote
-// the checkpoint (-1 when it copied nothing for this partition, which
-// happens when records were skipped with AllowDataLoss). Offsets between
-// them need not all be records: the source may hold aborted records and
-// transaction markers in between.
+// Next is the next source offset to copy: past the transaction markers and
+// aborted records the source client read after the last record copied, so
+// a caught-up partition of a transactional source is not one marker
+// behind. SrcFirst..SrcLast are the source offsets of the first and last
+// records copied by the transaction that wrote the checkpoint (-1 when it
+// copied nothing for this partition, which happens when records were
+// skipped with AllowDataLoss). A transaction that only moves Next past
+// markers and aborted records keeps the previous checkpoint's ranges,
+// which still name the last records copied. Offsets between them need not
+// all be records: the source may hold aborted records and transaction
+// markers in between.
 //
 // DstFirst..DstLast are the destination offsets of those records, -1..-1
 // when the transaction copied none of this partition or the destination
