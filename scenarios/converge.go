@@ -3,6 +3,8 @@ package scenarios
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/reo-kafka/reo/cluster"
@@ -39,12 +41,19 @@ const decidedQuiet = time.Minute
 // a minute (an at-least-once system that duplicated goes on copying, and
 // its missing count is final only then). When ctx ends it returns the last verdict it took (if any
 // look succeeded) and an error saying what was still wrong.
+//
+// Every topic of topics must be replicated under m: oracle.Check passes
+// over the records of a source topic its mapping leaves out, so such a
+// topic would be judged by nothing; Converge returns an error at once
+// instead.
 func Converge(ctx context.Context, src, dst cluster.Cluster, topics []string, m oracle.Mapping, hist *oracle.History) (Converged, error) {
 	dstTopics := make([]string, len(topics))
 	for i, t := range topics {
-		if dstTopics[i], _ = m.Map(t); dstTopics[i] == "" {
-			dstTopics[i] = t
+		d, ok := m.Map(t)
+		if !ok {
+			return Converged{}, fmt.Errorf("the mapping does not replicate source topic %s: none of its records would be checked", t)
 		}
+		dstTopics[i] = d
 	}
 	look := func(ctx context.Context) (s, d oracle.Log, err error) {
 		if s, err = Dump(ctx, cluster.DirectOpts(src), topics...); err != nil {
@@ -59,7 +68,8 @@ func Converge(ctx context.Context, src, dst cluster.Cluster, topics []string, m 
 }
 
 // converge is Converge over any way of reading the two sides: look reads
-// the source, then the destination.
+// the source, then the destination. A look whose source holds a topic m
+// does not replicate ends the wait with an error (see unmapped).
 func converge(ctx context.Context, look func(context.Context) (src, dst oracle.Log, err error),
 	m oracle.Mapping, hist *oracle.History, poll, quiet time.Duration) (Converged, error) {
 	var (
@@ -78,6 +88,9 @@ func converge(ctx context.Context, look func(context.Context) (src, dst oracle.L
 		s, d, err := look(ctx)
 		if err == nil {
 			last, taken = Converged{oracle.Check(s, d, m, hist), s, d}, true
+			if err := unmapped(s, m); err != nil {
+				return last, err
+			}
 			lost := last.Verdict.Counts[oracle.KindLost]
 			if !Healable(last.Verdict) {
 				if lost == 0 {
@@ -107,6 +120,23 @@ func converge(ctx context.Context, look func(context.Context) (src, dst oracle.L
 		case <-time.After(poll):
 		}
 	}
+}
+
+// unmapped returns an error naming the topics of the source log l that m
+// does not replicate: oracle.Check passes over their records (an
+// explicit mapping lists what is replicated), so a check of l under m
+// would judge none of them.
+func unmapped(l oracle.Log, m oracle.Mapping) error {
+	var out []string
+	for _, tp := range l.Partitions() {
+		if _, ok := m.Map(tp.Topic); !ok && !slices.Contains(out, tp.Topic) {
+			out = append(out, tp.Topic)
+		}
+	}
+	if len(out) > 0 {
+		return fmt.Errorf("the mapping does not replicate source topic(s) %s: none of their records would be checked", strings.Join(out, ", "))
+	}
+	return nil
 }
 
 // Healable reports whether v has violations and all of them may go away

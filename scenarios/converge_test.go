@@ -197,3 +197,31 @@ func TestConvergeReturnsLastVerdictAtDeadline(t *testing.T) {
 		t.Errorf("converge looked %d times before its deadline; it should keep polling", *calls)
 	}
 }
+
+// TestConvergeRefusesUnmappedTopic proves a topic the mapping does not
+// replicate is an error, not a topic judged by nothing: oracle.Check
+// passes over the source records of a topic an explicit mapping leaves
+// out, so with the destination empty the verdict would be clean. Converge
+// refuses such a topic before reading anything; converge refuses a look
+// whose source holds one.
+func TestConvergeRefusesUnmappedTopic(t *testing.T) {
+	f := newConvergeFixture()
+	m := oracle.ExplicitMapping(map[string]string{"other": "other"})
+	if v := oracle.Check(f.log(0, 1), oracle.Log{}, m, nil); !v.OK() || v.Checked != 0 {
+		t.Fatalf("the oracle should pass over an unmapped topic (the hole this test guards):\n%s", v)
+	}
+
+	read, calls := looks(look{f.log(0, 1), oracle.Log{}})
+	conv, err := converge(context.Background(), read, m, nil, time.Millisecond, time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "source topic(s) t:") {
+		t.Errorf("converge of an unmapped topic returned no error naming it (err %v); verdict (checked %d):\n%s", err, conv.Verdict.Checked, conv.Verdict)
+	}
+	if *calls != 1 {
+		t.Errorf("converge took %d looks; an unmapped topic should end it at the first", *calls)
+	}
+
+	// The clusters are never read: the topic list is refused first.
+	if _, err := Converge(context.Background(), nil, nil, []string{"other", "t"}, m, nil); err == nil || !strings.Contains(err.Error(), "source topic t:") {
+		t.Errorf("Converge of an unmapped topic: err %v, want one naming topic t", err)
+	}
+}
