@@ -86,6 +86,26 @@ func (h *History) Presence(id string) Presence {
 	return Unlisted
 }
 
+// Acked returns how many writes of h must appear in a read_committed dump
+// of the source (MustAppear): acknowledged, and in a committed transaction
+// when in one. A nil h has none.
+func (h *History) Acked() int {
+	if h == nil {
+		return 0
+	}
+	txns := make(map[string]TxnOutcome, len(h.Txns))
+	for _, t := range h.Txns {
+		txns[t.ID] = t.Outcome
+	}
+	n := 0
+	for _, w := range h.Writes {
+		if presenceOf(w, txns) == MustAppear {
+			n++
+		}
+	}
+	return n
+}
+
 func presenceOf(w Write, txns map[string]TxnOutcome) Presence {
 	txn := TxnCommitted
 	if w.Txn != "" {

@@ -39,7 +39,8 @@ const decidedQuiet = time.Minute
 // readers follow asynchronously. On any other violation it returns as
 // soon as no record is missing, or the missing ones stopped decreasing for
 // a minute (an at-least-once system that duplicated goes on copying, and
-// its missing count is final only then). When ctx ends it returns the last verdict it took (if any
+// its missing count is final only then). A clean verdict that judged
+// nothing (see judged) comes with an error. When ctx ends it returns the last verdict it took (if any
 // look succeeded) and an error saying what was still wrong.
 //
 // Every topic of topics must be replicated under m: oracle.Check passes
@@ -96,13 +97,13 @@ func converge(ctx context.Context, look func(context.Context) (src, dst oracle.L
 				if lost == 0 {
 					// Clean, or a violation that waiting cannot heal with
 					// no record still on its way.
-					return last, nil
+					return last, judged(last.Verdict, hist)
 				}
 				if prevLost < 0 || lost < prevLost {
 					flat = time.Now()
 				}
 				if time.Since(flat) >= quiet {
-					return last, nil
+					return last, judged(last.Verdict, hist)
 				}
 			}
 			prevLost = lost
@@ -120,6 +121,29 @@ func converge(ctx context.Context, look func(context.Context) (src, dst oracle.L
 		case <-time.After(poll):
 		}
 	}
+}
+
+// judged returns an error when v is clean only because it judged
+// nothing: no source record was checked, or hist (when known) holds no
+// write that had to reach the source (acknowledged, and committed when
+// transactional), so an empty destination, or a replicator that copied
+// nothing, would pass. A verdict with violations fails on its own.
+func judged(v oracle.Verdict, hist *oracle.History) error {
+	if !v.OK() {
+		return nil
+	}
+	attempted := "no history"
+	if hist != nil {
+		attempted = fmt.Sprintf("the workload attempted %d writes and %d transactions; %d writes acknowledged and committed",
+			len(hist.Writes), len(hist.Txns), hist.Acked())
+	}
+	switch {
+	case v.Checked == 0:
+		return fmt.Errorf("nothing was judged: the source held no record to check (%s)", attempted)
+	case hist != nil && hist.Acked() == 0:
+		return fmt.Errorf("nothing was judged: no record the source had to keep (%s; the %d checked are of unknown outcome)", attempted, v.Checked)
+	}
+	return nil
 }
 
 // unmapped returns an error naming the topics of the source log l that m

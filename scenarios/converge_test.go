@@ -225,3 +225,53 @@ func TestConvergeRefusesUnmappedTopic(t *testing.T) {
 		t.Errorf("Converge of an unmapped topic: err %v, want one naming topic t", err)
 	}
 }
+
+// TestConvergeFailsWhenNothingWasJudged proves a clean verdict that judged
+// nothing the workload needed copied is an error: a run in which nothing
+// reached the source (the workload could not make its client, every
+// produce timed out, every transaction aborted) dumps empty topics on
+// both sides, and so does one whose replicator copied nothing; the oracle
+// finds no violation in either. So does a source holding only records
+// of unknown outcome, which the History does not require. A History with
+// one acknowledged record that was checked is judged.
+func TestConvergeFailsWhenNothingWasJudged(t *testing.T) {
+	tp0, tp1 := oracle.TopicPartition{Topic: "t", Partition: 0}, oracle.TopicPartition{Topic: "t", Partition: 1}
+	empty := oracle.Log{tp0: nil, tp1: nil}
+	oneRec := oracle.Log{tp1: nil}
+	oneRec.Add(oracle.Record{Topic: "t", Partition: 0, Offset: 0, Key: []byte("k"),
+		Headers: []oracle.Header{{Key: oracle.IDHeader, Value: []byte("w-0")}}})
+	for _, c := range []struct {
+		name     string
+		src, dst oracle.Log
+		hist     *oracle.History
+		judged   bool
+	}{
+		{"no-writes", empty, empty, &oracle.History{}, false},
+		{"no-history", empty, empty, nil, false},
+		{"all-aborted", empty, empty, &oracle.History{
+			Writes: []oracle.Write{{ID: "w-0", Topic: "t", Partition: 0, Txn: "x", Outcome: oracle.WriteAcked}},
+			Txns:   []oracle.Txn{{ID: "x", Outcome: oracle.TxnAborted}}}, false},
+		{"all-unknown", empty, empty, &oracle.History{Writes: []oracle.Write{
+			{ID: "w-0", Topic: "t", Partition: 0, Outcome: oracle.WriteUnknown},
+			{ID: "w-1", Topic: "t", Partition: 1, Outcome: oracle.WriteUnknown}}}, false},
+		{"unknown-but-written", oneRec, oneRec, &oracle.History{Writes: []oracle.Write{
+			{ID: "w-0", Topic: "t", Partition: 0, Outcome: oracle.WriteUnknown}}}, false},
+		{"one-acked", oneRec, oneRec, &oracle.History{Writes: []oracle.Write{
+			{ID: "w-0", Topic: "t", Partition: 0, Outcome: oracle.WriteAcked}}}, true},
+	} {
+		read, _ := looks(look{c.src, c.dst})
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		conv, err := converge(ctx, read, oracle.IdentityMapping(), c.hist, time.Millisecond, time.Millisecond)
+		cancel()
+		if !conv.Verdict.OK() {
+			t.Fatalf("%s: the fixture should have a clean verdict:\n%s", c.name, conv.Verdict)
+		}
+		switch {
+		case c.judged && err != nil:
+			t.Errorf("%s: an acknowledged record was checked, yet: %v", c.name, err)
+		case !c.judged && (err == nil || !strings.Contains(err.Error(), "nothing was judged")):
+			t.Errorf("%s: checked %d records (source %d, destination %d), %d acknowledged, and converge returned %v, want a nothing-was-judged error",
+				c.name, conv.Verdict.Checked, conv.Verdict.SourceRecords, conv.Verdict.DestRecords, c.hist.Acked(), err)
+		}
+	}
+}
