@@ -99,3 +99,18 @@ func TestStepString(t *testing.T) {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
 }
+
+// TestGenDrawsWorkloadsThatAcknowledge proves every drawn workload leaves
+// at least 10% of its operations to committed transactions and plain
+// batches: a run fails when a workload had no record acknowledged, and a
+// profile that aborts every transaction (or nearly: 99% aborted
+// transactions and 1% plain batches often makes none in a short run)
+// would fail by construction.
+func TestGenDrawsWorkloadsThatAcknowledge(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		p := scenarios.Gen(genTarget(t)).Draw(t, "scenario").Profile
+		if acked := 1 - p.AbortShare; acked < 0.1-1e-9 || p.CommitShare+p.AbortShare > 1+1e-9 {
+			t.Fatalf("commit %.2f abort %.2f: %.2f of the operations acknowledge records, want at least 0.10", p.CommitShare, p.AbortShare, acked)
+		}
+	})
+}

@@ -76,10 +76,12 @@ type run struct {
 	faults  int
 	topics  []string
 	wls     []*Workload
+	wexited []chan struct{} // closed when wls[i].Run returned
 	wstop   context.CancelFunc
 	wdone   sync.WaitGroup
-	mu      sync.Mutex // guards events
+	mu      sync.Mutex // guards events and werrs
 	events  []reports.Event
+	werrs   []string // workloads that returned an error
 	wctx    context.Context
 	failure []string
 }
@@ -91,9 +93,13 @@ func (r *run) event(kind, target, detail string) {
 }
 
 // Run executes sc against env and returns its verdict. An error means the
-// run could not be carried out or an instance misbehaved (exited on
-// SIGTERM with an error although its system promises a clean stop); a
-// clean run with violations returns a Result whose verdict names them.
+// run could not be carried out, an instance misbehaved (exited on
+// SIGTERM with an error although its system promises a clean stop), or
+// the run cannot vouch for its verdict: a workload stopped on an error or
+// fell short (fewer than minOps operations, or no record acknowledged,
+// within a minute of the last step), or the verdict judged no record the
+// source had to keep (Converge); a clean run with violations returns a
+// Result whose verdict names them.
 func Run(ctx context.Context, env Env, sc Scenario) (*Result, error) {
 	if env.System == nil {
 		return nil, errors.New("scenarios: Env.System is nil")
@@ -149,11 +155,16 @@ func Run(ctx context.Context, env Env, sc Scenario) (*Result, error) {
 		}
 	}
 	// A run judges something only if every workload wrote: wait (a
-	// while) for each to have done some operations, so a short scenario
-	// does not end before a transactional producer's first commit.
-	r.awaitWorkloads(ctx, minOps, time.Minute)
+	// while) for each to have done some operations and had a record
+	// acknowledged, so a short scenario does not end before a
+	// transactional producer's first commit. One that fell short, or
+	// stopped on an error, fails the run.
+	r.failure = append(r.failure, r.awaitWorkloads(ctx, minOps, time.Minute)...)
 	r.stopWorkloads()
 	r.event("stop", "workload", "")
+	r.mu.Lock()
+	r.failure = append(r.failure, r.werrs...)
+	r.mu.Unlock()
 	var hists []*oracle.History
 	for _, w := range r.wls {
 		hists = append(hists, w.History())
@@ -257,20 +268,39 @@ func (r *run) waitCopying(ctx context.Context, d time.Duration) {
 // workload makes at least before a run stops writing.
 const minOps = 20
 
-// awaitWorkloads waits, at most d, until every workload made n
-// operations, and says so in the timeline when one did not.
-func (r *run) awaitWorkloads(ctx context.Context, n int, d time.Duration) {
+// awaitWorkloads waits, at most d in all, until every workload made n
+// operations and had at least one record acknowledged (a plain write
+// acknowledged or a transaction committed: one the oracle requires). It
+// returns a line for each workload that did not, having stopped (on an
+// error, reported apart) or run out of time, and says so in the timeline;
+// when ctx ends it returns what it found so far.
+func (r *run) awaitWorkloads(ctx context.Context, n int, d time.Duration) []string {
 	deadline := time.Now().Add(d)
-	for _, w := range r.wls {
-		for w.Ops() < n && time.Now().Before(deadline) {
-			if sleepCtx(ctx, 50*time.Millisecond) != nil {
-				return
+	enough := func(w *Workload) bool { return w.Ops() >= n && w.Acked() > 0 }
+	var short []string
+	for i, w := range r.wls {
+		stopped := false
+		for !enough(w) && !stopped && time.Now().Before(deadline) {
+			select {
+			case <-ctx.Done():
+				return short
+			case <-r.wexited[i]:
+				stopped = true
+			case <-time.After(50 * time.Millisecond):
 			}
 		}
-		if w.Ops() < n {
-			r.event("short", "workload "+w.Topic, fmt.Sprintf("%d of %d operations after %v", w.Ops(), n, d))
+		if !enough(w) {
+			msg := fmt.Sprintf("%d of %d operations, %d records acknowledged, ", w.Ops(), n, w.Acked())
+			if stopped {
+				msg += "when it stopped"
+			} else {
+				msg += fmt.Sprintf("%v after the last step", d)
+			}
+			r.event("short", "workload "+w.Topic, msg)
+			short = append(short, fmt.Sprintf("workload %s fell short: %s", w.Topic, msg))
 		}
 	}
+	return short
 }
 
 func (r *run) stopWorkloads() {
@@ -285,12 +315,20 @@ func (r *run) newTopic(ctx context.Context, partitions int32, p Profile) error {
 	}
 	p.Partitions = partitions
 	w := &Workload{Topic: topic, Profile: p, Seed: r.sc.Seed + uint64(len(r.topics))}
+	exited := make(chan struct{})
 	r.topics = append(r.topics, topic)
 	r.wls = append(r.wls, w)
+	r.wexited = append(r.wexited, exited)
 	r.wdone.Add(1)
 	go func() {
 		defer r.wdone.Done()
-		_ = w.Run(r.wctx, r.env.Source.ClientOpts(), 0)
+		defer close(exited)
+		if err := w.Run(r.wctx, r.env.Source.ClientOpts(), 0); err != nil {
+			r.event("error", "workload "+topic, err.Error())
+			r.mu.Lock()
+			r.werrs = append(r.werrs, fmt.Sprintf("workload %s stopped: %v", topic, err))
+			r.mu.Unlock()
+		}
 	}()
 	r.event("start", "workload "+topic, fmt.Sprintf("%d partitions", partitions))
 	return nil

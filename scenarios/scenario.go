@@ -102,9 +102,21 @@ func GenLong(tg Target) *rapid.Generator[Scenario] {
 	})
 }
 
+// minAckedPercent is the least share of a drawn workload's operations
+// that write records the oracle requires (committed transactions and
+// plain batches): a run fails when a workload had none acknowledged
+// (Run), so a profile that aborts every transaction is never drawn.
+const minAckedPercent = 10
+
 // genScenario draws a workload profile, how many instances start, and
 // the steps (drawSteps), each drawn from the faults available on tg
 // (Faults).
+//
+// The abort share leaves at least minAckedPercent to commits and plain
+// batches: a workload that only aborts writes nothing a replicator must
+// copy, and a run of it would pass with a replicator that copies
+// nothing, which is why Run fails it; drawing it would only make runs
+// that fail by construction.
 //
 // The draws are laid out for shrinking inside rapid.Check: shares are
 // whole percentages (one choice to lower, not a float's many); the steps
@@ -117,7 +129,7 @@ func genScenario(tg Target, drawSteps func(*rapid.T) []Step) *rapid.Generator[Sc
 		sc.Profile = DefaultProfile(rapid.Int32Range(1, 8).Draw(t, "partitions"))
 		commit := rapid.IntRange(0, 70).Draw(t, "commit-percent")
 		sc.Profile.CommitShare = float64(commit) / 100
-		sc.Profile.AbortShare = float64(rapid.IntRange(0, 100-commit).Draw(t, "abort-percent")) / 100
+		sc.Profile.AbortShare = float64(rapid.IntRange(0, 100-max(commit, minAckedPercent)).Draw(t, "abort-percent")) / 100
 		sc.Profile.BatchMax = rapid.IntRange(1, 20).Draw(t, "batch-max")
 		sc.Profile.ValueMax = rapid.SampledFrom([]int{10, 200, 2000}).Draw(t, "value-max")
 		sc.Instances = rapid.IntRange(1, min(3, max(tg.Caps.MaxInstances, 1))).Draw(t, "instances")

@@ -47,9 +47,10 @@ type Workload struct {
 	Profile Profile
 	Seed    uint64
 
-	mu   sync.Mutex // guards hist and ops
-	hist oracle.History
-	ops  int
+	mu    sync.Mutex // guards hist, ops and acked
+	hist  oracle.History
+	ops   int
+	acked int
 
 	// grown, when set, overrides Profile.Partitions (AddPartitions).
 	grown atomic.Int32
@@ -81,6 +82,15 @@ func (w *Workload) Ops() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.ops
+}
+
+// Acked is how many records were acknowledged so far: plain writes the
+// source acknowledged and records of committed transactions, the ones
+// the oracle requires in the source (oracle.MustAppear).
+func (w *Workload) Acked() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.acked
 }
 
 // Run writes until ctx is done or maxOps operations completed (0: no
@@ -190,6 +200,9 @@ func (w *Workload) note(recs []*kgo.Record, txn string, outcome oracle.WriteOutc
 		id := string(r.Headers[0].Value)
 		w.hist.Writes = append(w.hist.Writes, oracle.Write{ID: id, Topic: w.Topic, Partition: r.Partition, Txn: txn, Outcome: outcome})
 	}
+	if txn == "" && outcome == oracle.WriteAcked {
+		w.acked += len(recs)
+	}
 }
 
 func (w *Workload) plain(ctx context.Context, cl *kgo.Client, recs []*kgo.Record) {
@@ -211,6 +224,9 @@ func (w *Workload) txn(ctx context.Context, cl *kgo.Client, recs []*kgo.Record, 
 	defer func() {
 		w.mu.Lock()
 		w.hist.Txns = append(w.hist.Txns, oracle.Txn{ID: id, Outcome: outcome})
+		if outcome == oracle.TxnCommitted {
+			w.acked += len(recs)
+		}
 		w.mu.Unlock()
 	}()
 	if err := cl.BeginTransaction(); err != nil {
