@@ -21,8 +21,9 @@
 // any session timeout and resumed), reo's crash and zombie tests as any
 // system can take them. -peers gives each preset a row of its own.
 //
-// Exit status: 0 when every scenario kept the invariant, 1 otherwise, 2 on
-// bad flags.
+// Exit status: 0 when every scenario kept the invariant and the runs
+// checked records, 1 otherwise (a failing run, none run, or no record
+// checked in all), 2 on bad flags.
 package main
 
 import (
@@ -201,10 +202,27 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	progress("done")
 	fmt.Fprintln(stdout)
-	if failed > 0 || ran == 0 {
-		return 1
+	code, why := verdictOf(ran, failed, records)
+	if why != "" {
+		fmt.Fprintln(stdout, "FAIL:", why)
 	}
-	return 0
+	return code
+}
+
+// verdictOf is reo-chaos's exit status after ran scenarios, failed of
+// them failing, that checked records in all, and why it is not 0: a
+// session that ran nothing, or whose runs checked no record between
+// them, proved nothing.
+func verdictOf(ran, failed, records int) (int, string) {
+	switch {
+	case ran == 0:
+		return 1, "no scenario ran to a verdict"
+	case failed > 0:
+		return 1, fmt.Sprintf("%d of %d scenarios failed", failed, ran)
+	case records == 0:
+		return 1, fmt.Sprintf("the %d scenarios checked no record between them", ran)
+	}
+	return 0, ""
 }
 
 // openOptions builds systems from root into binDir, saying on stderr what
