@@ -9,13 +9,18 @@ import (
 
 	"github.com/reo-kafka/reo/cluster"
 	"github.com/reo-kafka/reo/oracle"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// Converged is the last look Converge took.
+// Converged is the last look Converge (or Recheck) took.
 type Converged struct {
 	Verdict oracle.Verdict
 	Source  oracle.Log
 	Dest    oracle.Log
+	// Unsettled, from Recheck only, names the destination partitions that
+	// still had a transaction in flight when it read ("" when none).
+	Unsettled string
 }
 
 // convergePoll is how long Converge waits between two looks.
@@ -48,15 +53,30 @@ const decidedQuiet = time.Minute
 // topic would be judged by nothing; Converge returns an error at once
 // instead.
 func Converge(ctx context.Context, src, dst cluster.Cluster, topics []string, m oracle.Mapping, hist *oracle.History) (Converged, error) {
-	dstTopics := make([]string, len(topics))
+	dstTopics, err := destTopics(topics, m)
+	if err != nil {
+		return Converged{}, err
+	}
+	return converge(ctx, dumper(src, dst, topics, dstTopics), m, hist, convergePoll, decidedQuiet)
+}
+
+// destTopics maps topics under m, refusing a topic m does not replicate.
+func destTopics(topics []string, m oracle.Mapping) ([]string, error) {
+	out := make([]string, len(topics))
 	for i, t := range topics {
 		d, ok := m.Map(t)
 		if !ok {
-			return Converged{}, fmt.Errorf("the mapping does not replicate source topic %s: none of its records would be checked", t)
+			return nil, fmt.Errorf("the mapping does not replicate source topic %s: none of its records would be checked", t)
 		}
-		dstTopics[i] = d
+		out[i] = d
 	}
-	look := func(ctx context.Context) (s, d oracle.Log, err error) {
+	return out, nil
+}
+
+// dumper reads topics whole from src and dstTopics from dst, directly
+// (bypassing the proxies).
+func dumper(src, dst cluster.Cluster, topics, dstTopics []string) func(context.Context) (oracle.Log, oracle.Log, error) {
+	return func(ctx context.Context) (s, d oracle.Log, err error) {
 		if s, err = Dump(ctx, cluster.DirectOpts(src), topics...); err != nil {
 			return nil, nil, err
 		}
@@ -65,7 +85,6 @@ func Converge(ctx context.Context, src, dst cluster.Cluster, topics []string, m 
 		}
 		return s, d, nil
 	}
-	return converge(ctx, look, m, hist, convergePoll, decidedQuiet)
 }
 
 // converge is Converge over any way of reading the two sides: look reads
@@ -88,7 +107,7 @@ func converge(ctx context.Context, look func(context.Context) (src, dst oracle.L
 	for {
 		s, d, err := look(ctx)
 		if err == nil {
-			last, taken = Converged{oracle.Check(s, d, m, hist), s, d}, true
+			last, taken = Converged{Verdict: oracle.Check(s, d, m, hist), Source: s, Dest: d}, true
 			if err := unmapped(s, m); err != nil {
 				return last, err
 			}
@@ -119,6 +138,98 @@ func converge(ctx context.Context, look func(context.Context) (src, dst oracle.L
 			}
 			return last, fmt.Errorf("destination never caught up (%s): %w", state, err)
 		case <-time.After(poll):
+		}
+	}
+}
+
+// recheckSettle is how long Recheck waits for the destination's
+// transactions in flight to end before it reads.
+const recheckSettle = 10 * time.Second
+
+// Recheck takes the verdict once more after every replicator instance has
+// exited; that verdict, not Converge's, is the run's. Converge returns as
+// soon as the destination is clean, and a system can still commit after
+// that (its last transaction on SIGTERM, a zombie that wakes late), which
+// only a look taken once nothing runs can judge.
+//
+// It first waits, at most recheckSettle, until no destination partition
+// of topics has a transaction in flight (its last stable offset reached
+// its end), so that a commit whose markers are not written yet is read
+// too; then it reads both clusters once and checks, with Converge's
+// refusals (a topic m does not replicate, a clean verdict that judged
+// nothing). It does not wait for missing records: nothing copies them any
+// more. Converged.Unsettled names the partitions still in flight when it
+// read. ctx bounds the whole.
+func Recheck(ctx context.Context, src, dst cluster.Cluster, topics []string, m oracle.Mapping, hist *oracle.History) (Converged, error) {
+	dstTopics, err := destTopics(topics, m)
+	if err != nil {
+		return Converged{}, err
+	}
+	wait := func(ctx context.Context) string { return settle(ctx, dst, dstTopics, recheckSettle) }
+	return recheck(ctx, wait, dumper(src, dst, topics, dstTopics), m, hist)
+}
+
+// recheck is Recheck over any way of settling and reading the two sides.
+func recheck(ctx context.Context, wait func(context.Context) string, look func(context.Context) (src, dst oracle.Log, err error),
+	m oracle.Mapping, hist *oracle.History) (Converged, error) {
+	unsettled := wait(ctx)
+	s, d, err := look(ctx)
+	if err != nil {
+		return Converged{Unsettled: unsettled}, fmt.Errorf("no look at both clusters after the instances stopped: %w", err)
+	}
+	c := Converged{Verdict: oracle.Check(s, d, m, hist), Source: s, Dest: d, Unsettled: unsettled}
+	if err := unmapped(s, m); err != nil {
+		return c, err
+	}
+	return c, judged(c.Verdict, hist)
+}
+
+// settle waits, at most d, until no partition of topics on c has a
+// transaction in flight: each one's last stable offset (what
+// read_committed readers see up to) has reached its end offset. It
+// returns the partitions still in flight, or why their offsets could not
+// be read, when it gives up ("" when all settled).
+func settle(ctx context.Context, c cluster.Cluster, topics []string, d time.Duration) string {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	cl, err := kgo.NewClient(cluster.DirectOpts(c)...)
+	if err != nil {
+		return "offsets unreadable: " + err.Error()
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	for {
+		var state string
+		ends, err := adm.ListEndOffsets(ctx, topics...)
+		if err == nil {
+			err = ends.Error()
+		}
+		var stable kadm.ListedOffsets
+		if err == nil {
+			stable, err = adm.ListCommittedOffsets(ctx, topics...)
+		}
+		if err == nil {
+			err = stable.Error()
+		}
+		if err != nil {
+			state = "offsets unreadable: " + err.Error()
+		} else {
+			var open []string
+			ends.Each(func(o kadm.ListedOffset) {
+				if s, ok := stable.Lookup(o.Topic, o.Partition); !ok || s.Offset < o.Offset {
+					open = append(open, fmt.Sprintf("%s[%d]", o.Topic, o.Partition))
+				}
+			})
+			if len(open) == 0 {
+				return ""
+			}
+			slices.Sort(open)
+			state = "transaction in flight in " + strings.Join(open, " ")
+		}
+		select {
+		case <-ctx.Done():
+			return state
+		case <-time.After(100 * time.Millisecond):
 		}
 	}
 }

@@ -7,7 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reo-kafka/reo/cluster"
+	"github.com/reo-kafka/reo/cluster/kafkatest"
 	"github.com/reo-kafka/reo/oracle"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // convergeFixture is a workload history of two committed transactions
@@ -273,5 +276,92 @@ func TestConvergeFailsWhenNothingWasJudged(t *testing.T) {
 			t.Errorf("%s: checked %d records (source %d, destination %d), %d acknowledged, and converge returned %v, want a nothing-was-judged error",
 				c.name, conv.Verdict.Checked, conv.Verdict.SourceRecords, conv.Verdict.DestRecords, c.hist.Acked(), err)
 		}
+	}
+}
+
+// TestRecheckJudgesTheLookAfterTheStop proves the final check waits for
+// the destination to settle before it reads, judges that one look (a
+// duplicate committed after Converge's clean look is reported), and
+// keeps Converge's refusals and the partitions left unsettled.
+func TestRecheckJudgesTheLookAfterTheStop(t *testing.T) {
+	f := newConvergeFixture()
+	dup := f.log(0, 1)
+	r := dup[oracle.TopicPartition{Topic: "t", Partition: 1}][3]
+	r.Offset = 20
+	dup.Add(r)
+	var order []string
+	wait := func(context.Context) string { order = append(order, "settle"); return "t[1]" }
+	read := func(context.Context) (oracle.Log, oracle.Log, error) {
+		order = append(order, "look")
+		return f.log(0, 1), dup, nil
+	}
+	conv, err := recheck(context.Background(), wait, read, oracle.IdentityMapping(), f.hist)
+	if err != nil {
+		t.Fatalf("recheck: %v", err)
+	}
+	if strings.Join(order, " ") != "settle look" {
+		t.Errorf("recheck did %q, want to settle, then look once", order)
+	}
+	if conv.Verdict.Counts[oracle.KindDuplicated] != 1 || conv.Unsettled != "t[1]" {
+		t.Errorf("want one duplicate and t[1] unsettled, got %q and:\n%s", conv.Unsettled, conv.Verdict)
+	}
+
+	none := func(context.Context) string { return "" }
+	empty, _ := looks(look{oracle.Log{}, oracle.Log{}})
+	if _, err := recheck(context.Background(), none, empty, oracle.IdentityMapping(), &oracle.History{}); err == nil || !strings.Contains(err.Error(), "nothing was judged") {
+		t.Errorf("recheck of empty topics: err %v, want nothing was judged", err)
+	}
+	whole, _ := looks(look{f.log(0, 1), oracle.Log{}})
+	if _, err := recheck(context.Background(), none, whole, oracle.ExplicitMapping(map[string]string{"other": "other"}), nil); err == nil {
+		t.Error("recheck of a topic the mapping does not replicate: no error")
+	}
+	failing := func(context.Context) (oracle.Log, oracle.Log, error) { return nil, nil, fmt.Errorf("unreachable") }
+	if c, err := recheck(context.Background(), none, failing, oracle.IdentityMapping(), f.hist); err == nil || c.Source != nil {
+		t.Errorf("recheck without a look: err %v, source %v; want an error and no look", err, c.Source)
+	}
+}
+
+// TestSettleWaitsForOpenTransactions proves settle reports a destination
+// partition whose transaction is still open when its time runs out, and
+// returns "" once the transaction is committed (its markers written).
+func TestSettleWaitsForOpenTransactions(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := cluster.Start(ctx, cluster.InProcess, cluster.Spec{Name: "destination", Brokers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const topic = "settle"
+	if err := kafkatest.CreateTopic(ctx, c.ClientOpts(), topic, 2, -1, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := settle(ctx, c, []string{topic}, time.Second); got != "" {
+		t.Fatalf("an empty topic is unsettled: %q", got)
+	}
+	cl, err := kgo.NewClient(append(c.ClientOpts(), kgo.TransactionalID("settle-test"), kgo.DefaultProduceTopic(topic),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if err := cl.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.ProduceSync(ctx, &kgo.Record{Partition: 1, Value: []byte("v")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	if got := settle(ctx, c, []string{topic}, 500*time.Millisecond); got != "transaction in flight in settle[1]" {
+		t.Errorf("open transaction: settle = %q, want partition 1 named", got)
+	}
+	if took := time.Since(began); took > 5*time.Second {
+		t.Errorf("settle took %v with a 500ms bound", took)
+	}
+	if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+	if got := settle(ctx, c, []string{topic}, 10*time.Second); got != "" {
+		t.Errorf("committed transaction: settle = %q, want \"\"", got)
 	}
 }

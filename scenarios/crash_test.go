@@ -2,6 +2,7 @@ package scenarios_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -128,6 +129,17 @@ func TestCrashLoop(t *testing.T) {
 			terr := final.Terminate(tctx)
 			tcancel()
 			outputs = append(outputs, final.Output())
+			// The verdict is taken again once the last instance has
+			// exited, so what it committed while stopping is judged too.
+			fctx, fcancel := context.WithTimeout(ctx, time.Minute)
+			fin, ferr := scenarios.Recheck(fctx, src, dst, []string{topic}, oracle.IdentityMapping(), hist)
+			fcancel()
+			if fin.Source != nil {
+				conv, verdict = fin, fin.Verdict
+			}
+			if ferr != nil {
+				cerr = errors.Join(cerr, fmt.Errorf("after the instance stopped: %w", ferr))
+			}
 			if cerr != nil || !verdict.OK() {
 				rep := &reports.Report{Name: t.Name(), Seed: s, Provider: string(kind), Started: started,
 					Replay: fmt.Sprintf("REO_SEED=%d go test ./scenarios -run '%s'", s, t.Name()),

@@ -38,6 +38,7 @@ var mutants = []mutant{
 	{"rehash", oracle.KindWrongPartition, false},
 	{"reorder", oracle.KindReordered, false},
 	{"read-uncommitted", oracle.KindAbortedVisible, false},
+	{"late-duplicate", oracle.KindDuplicated, false},
 }
 
 // TestMutantCaught proves the harness can fail: for each deliberately

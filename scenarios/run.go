@@ -170,6 +170,9 @@ func Run(ctx context.Context, env Env, sc Scenario) (*Result, error) {
 		hists = append(hists, w.History())
 	}
 	hist := MergeHistories(hists...)
+	// Converge waits for the copy; the verdict is taken again once every
+	// instance has exited (Recheck), so that what they commit while they
+	// stop is judged too.
 	cctx, ccancel := context.WithTimeout(ctx, 3*time.Minute)
 	conv, cerr := Converge(cctx, env.Source, env.Dest, r.topics, oracle.IdentityMapping(), hist)
 	ccancel()
@@ -181,14 +184,33 @@ func Run(ctx context.Context, env Env, sc Scenario) (*Result, error) {
 		}
 		tcancel()
 	}
+	r.event("stop", "fleet", "every instance exited")
 	if cerr != nil {
 		r.failure = append(r.failure, "converge: "+cerr.Error())
 	}
-	res := &Result{Scenario: r.sc, Verdict: conv.Verdict, Faults: r.faults, Records: len(hist.Writes)}
+	fctx, fcancel := context.WithTimeout(ctx, time.Minute)
+	final, ferr := Recheck(fctx, env.Source, env.Dest, r.topics, oracle.IdentityMapping(), hist)
+	fcancel()
+	if final.Unsettled != "" {
+		r.event("unsettled", "destination", final.Unsettled)
+	}
+	if ferr != nil && (cerr == nil || ferr.Error() != cerr.Error()) {
+		r.failure = append(r.failure, "final check, after the instances stopped: "+ferr.Error())
+	}
+	if final.Source == nil {
+		final = conv // no final look: the run fails, and reports the last one it had
+	} else {
+		detail := "clean"
+		if !final.Verdict.OK() {
+			detail = countsString(final.Verdict)
+		}
+		r.event("verdict", "final", detail)
+	}
+	res := &Result{Scenario: r.sc, Verdict: final.Verdict, Faults: r.faults, Records: len(hist.Writes)}
 	res.Report = &reports.Report{
 		Name: sc.Name, Seed: sc.Seed, Provider: env.Provider, Started: r.start, Scenario: r.sc.JSON(),
 		Timeline: r.events, Logs: r.fleet.Logs(), Mapping: oracle.IdentityMapping(), History: hist,
-		Source: conv.Source, Dest: conv.Dest, Verdict: conv.Verdict,
+		Source: final.Source, Dest: final.Dest, Verdict: final.Verdict,
 	}
 	if len(r.failure) > 0 {
 		return res, errors.New(strings.Join(r.failure, "; "))

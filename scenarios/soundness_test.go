@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"github.com/reo-kafka/reo/cluster"
+	"github.com/reo-kafka/reo/oracle"
 	"github.com/reo-kafka/reo/scenarios"
+	"github.com/reo-kafka/reo/systems"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -43,5 +45,24 @@ func TestRunFailsWhenAWorkloadStops(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("run error %v does not say %q", err, want)
 		}
+	}
+}
+
+// TestRunJudgesAfterInstancesStop proves the run's verdict is taken after
+// every instance has exited: the late-duplicate mutant copies exactly
+// once until SIGTERM, then writes its last record once more on its way
+// out. Converge, which returns at its first clean look, cannot see that;
+// the verdict must report the duplicate.
+func TestRunJudgesAfterInstancesStop(t *testing.T) {
+	src, dst := pair(t, cluster.InProcess)
+	env := scenarios.Env{Source: src, Dest: dst, System: systems.Mutant{Bin: mutantBinary(t), Mode: "late-duplicate"}, Provider: string(cluster.InProcess)}
+	sc := scenarios.Scenario{Name: "late-duplicate", Seed: seed(t), Brokers: 1, Profile: scenarios.DefaultProfile(2), Instances: 1, InProcess: true,
+		Steps: []scenarios.Step{{Action: scenarios.Wait, Dur: time.Second}}}
+	res, _ := runInProcess(t, env, sc)
+	if res.Verdict.Counts[oracle.KindDuplicated] != 1 {
+		t.Fatalf("want the one late duplicate reported, got:\n%s", res.Verdict)
+	}
+	if res.Report.Dest.Len() != res.Verdict.DestRecords {
+		t.Errorf("the report holds another destination (%d records) than the verdict judged (%d)", res.Report.Dest.Len(), res.Verdict.DestRecords)
 	}
 }

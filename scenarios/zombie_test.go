@@ -2,6 +2,7 @@ package scenarios_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"testing"
@@ -136,6 +137,18 @@ func TestZombieInstance(t *testing.T) {
 					}
 					tcancel()
 					logs[in.Name] = in.Output()
+				}
+				// The verdict is taken again once every instance has
+				// exited: a zombie's late commit, or what the others
+				// committed while stopping, is judged too.
+				fctx, fcancel := context.WithTimeout(ctx, time.Minute)
+				fin, ferr := scenarios.Recheck(fctx, src, dst, []string{topic}, oracle.IdentityMapping(), hist)
+				fcancel()
+				if fin.Source != nil {
+					conv, verdict = fin, fin.Verdict
+				}
+				if ferr != nil {
+					cerr = errors.Join(cerr, fmt.Errorf("after the instances stopped: %w", ferr))
 				}
 				if cerr != nil || !verdict.OK() {
 					rep := &reports.Report{Name: t.Name(), Seed: s, Provider: string(kind), Started: started,

@@ -24,6 +24,10 @@
 //     --seed (oracle: reordered).
 //   - read-uncommitted: reads the source with read_uncommitted, so records
 //     of aborted transactions are copied (oracle: aborted-visible).
+//   - late-duplicate: on SIGTERM, after its last commit, produces the
+//     last record it copied once more and then exits 0 (oracle:
+//     duplicated). Until it is told to stop its copy is exact, so only a
+//     check taken after the instance exited catches it.
 //
 // It creates the destination topic with the source topic's partition count
 // when it is missing. It runs until SIGTERM or SIGINT (it then finishes
@@ -63,9 +67,10 @@ const (
 	rehash              = "rehash"
 	reorder             = "reorder"
 	readUncommitted     = "read-uncommitted"
+	lateDuplicate       = "late-duplicate"
 )
 
-var modes = []string{atLeastOnce, commitBeforeProduce, rehash, reorder, readUncommitted}
+var modes = []string{atLeastOnce, commitBeforeProduce, rehash, reorder, readUncommitted, lateDuplicate}
 
 const (
 	// commitEvery is how often the loop commits what it produced, as a
@@ -175,6 +180,7 @@ func run(ctx context.Context, c config, log *slog.Logger) error {
 
 	rng := rand.New(rand.NewPCG(c.seed, 0x6d7574616e74))
 	var copied, batches int
+	var last *kgo.Record // a copy of the last record produced
 	lastCommit := time.Now()
 	commit := func() error {
 		if err := src.CommitUncommittedOffsets(work); err != nil {
@@ -230,6 +236,8 @@ func run(ctx context.Context, c config, log *slog.Logger) error {
 			}
 			copied += len(out)
 			batches++
+			r := out[len(out)-1]
+			last = &kgo.Record{Topic: r.Topic, Partition: r.Partition, Key: r.Key, Value: r.Value, Headers: r.Headers, Timestamp: r.Timestamp}
 		}
 		stopping := ctx.Err() != nil || (idle && len(recs) == 0)
 		if c.mode != commitBeforeProduce && (stopping || time.Since(lastCommit) >= commitEvery) {
@@ -238,6 +246,13 @@ func run(ctx context.Context, c config, log *slog.Logger) error {
 			}
 		}
 		if stopping {
+			if c.mode == lateDuplicate && ctx.Err() != nil && last != nil {
+				// The bug: on its way out it sends its last record again.
+				if err := produceAll(work, dst, []*kgo.Record{last}); err != nil {
+					return fmt.Errorf("produce the late duplicate to destination %s: %w", c.topic, err)
+				}
+				log.Info("late duplicate", "partition", last.Partition)
+			}
 			log.Info("stopped", "copied", copied, "batches", batches, "idle", idle)
 			return nil
 		}
