@@ -68,7 +68,7 @@ func runScenarioAs(t *testing.T, env scenarios.Env, sc scenarios.Scenario, seedR
 	if err != nil || !res.OK() {
 		t.Fatalf("scenario %s failed: %v\n%s\n%s\n    or: %s", sc.Name, err, res.Verdict.String(), saveReplayable(t, res.Report), seedReplay)
 	}
-	t.Logf("%d faults, %d records attempted: %s", res.Faults, res.Records, firstLineOf(res.Verdict.String()))
+	t.Logf("%s; %d records attempted: %s", res.FaultSummary(), res.Records, firstLineOf(res.Verdict.String()))
 }
 
 // checkReportHolds fails t unless res's report holds sc as it ran (with

@@ -35,6 +35,30 @@ type Target struct {
 	Only []Action
 }
 
+// Effect says whether a step injects a fault, and whether a fault step
+// that is carried out is sure to take effect. A run counts the fault
+// steps that took effect (Result.Faults) and fails when it had Sure
+// steps and none took effect.
+type Effect int
+
+const (
+	// NoFault: the step injects no fault (wait, scale, add-partitions,
+	// new-topic).
+	NoFault Effect = iota
+	// Sure: carried out, the fault takes effect: a toxic is installed, a
+	// signal reaches a running instance, a broker is killed. It is not
+	// carried out when its target is missing (an instance that does not
+	// run) or it is not available on the target.
+	Sure
+	// MayMiss: the fault takes effect only if something happens while
+	// it holds: a request fault answers only the requests of its kind
+	// sent meanwhile (a producer sends InitProducerID once, an idle
+	// workload no EndTxn), a coordinator move finds nothing to move when
+	// the coordinators do not exist yet or sit on the broker already.
+	// Such a step that missed is no error; the run says it.
+	MayMiss
+)
+
 // Fault is one entry of the faults table: an action, where it is
 // available, how its parameters are drawn, how it prints and how it runs.
 // A new fault is one more entry in Faults.
@@ -42,6 +66,8 @@ type Fault struct {
 	Action Action
 	// Doc says what the step does, for the README and -h.
 	Doc string
+	// Effect says whether the step is a fault and whether it can miss.
+	Effect Effect
 	// Available reports whether the step means something on tg; Gen
 	// draws only available faults, and a run skips (with a timeline
 	// event) a literal step that is not.
@@ -97,7 +123,7 @@ var Faults = []Fault{
 		},
 	},
 	{
-		Action: NetFault, Doc: "a toxiproxy fault (Fault) on the source's or destination's links (Side), of one broker or all, for Dur",
+		Action: NetFault, Effect: Sure, Doc: "a toxiproxy fault (Fault) on the source's or destination's links (Side), of one broker or all, for Dur",
 		Available: always,
 		Draw: func(t *rapid.T, tg Target, st *Step, label func(string) string) {
 			st.Fault = rapid.SampledFrom(NetFaults).Draw(t, label("fault"))
@@ -122,7 +148,7 @@ var Faults = []Fault{
 		},
 	},
 	{
-		Action: RequestFault, Doc: "an error answer to one request kind (Request) on one side, for Dur",
+		Action: RequestFault, Effect: MayMiss, Doc: "an error answer to one request kind (Request) on one side, for Dur",
 		Available: func(tg Target) bool { return tg.InProcess }, Why: "request faults need in-process clusters",
 		Draw: func(t *rapid.T, _ Target, st *Step, label func(string) string) {
 			st.Request = rapid.SampledFrom(Requests).Draw(t, label("request"))
@@ -138,20 +164,20 @@ var Faults = []Fault{
 		},
 	},
 	{
-		Action: Kill, Doc: "SIGKILL instance Slot, restart it after Dur", Available: always,
+		Action: Kill, Effect: Sure, Doc: "SIGKILL instance Slot, restart it after Dur", Available: always,
 		Draw:     drawSlot,
 		Describe: describeSlot,
 		Run:      func(ctx context.Context, r *run, st Step) error { return r.processFault(ctx, st) },
 	},
 	{
-		Action: Term, Doc: "SIGTERM instance Slot (it must exit 0 when the system promises a clean stop), restart it after Dur",
+		Action: Term, Effect: Sure, Doc: "SIGTERM instance Slot (it must exit 0 when the system promises a clean stop), restart it after Dur",
 		Available: always,
 		Draw:      drawSlot,
 		Describe:  describeSlot,
 		Run:       func(ctx context.Context, r *run, st Step) error { return r.processFault(ctx, st) },
 	},
 	{
-		Action: Pause, Doc: "SIGSTOP instance Slot for Dur (1–10 s: past the 6 s session timeout, a zombie), then SIGCONT",
+		Action: Pause, Effect: Sure, Doc: "SIGSTOP instance Slot for Dur (1–10 s: past the 6 s session timeout, a zombie), then SIGCONT",
 		Available: always,
 		Draw: func(t *rapid.T, tg Target, st *Step, label func(string) string) {
 			drawSlot(t, tg, st, label)
@@ -190,7 +216,7 @@ var Faults = []Fault{
 		},
 	},
 	{
-		Action: BrokerKill, Doc: "SIGKILL one broker of a 3-broker real cluster (Side, Broker), restart it after Dur",
+		Action: BrokerKill, Effect: Sure, Doc: "SIGKILL one broker of a 3-broker real cluster (Side, Broker), restart it after Dur",
 		Available: threeBrokerReal, Why: "needs 3-broker real clusters",
 		Draw: func(t *rapid.T, tg Target, st *Step, label func(string) string) {
 			drawSide(t, st, label)
@@ -204,7 +230,7 @@ var Faults = []Fault{
 		},
 	},
 	{
-		Action: MoveCoord, Doc: "move the destination's transaction coordinators to one broker (3-broker real clusters), then wait Dur",
+		Action: MoveCoord, Effect: MayMiss, Doc: "move the destination's transaction coordinators to one broker (3-broker real clusters), then wait Dur",
 		Available: threeBrokerReal, Why: "needs 3-broker real clusters",
 		Draw: func(t *rapid.T, tg Target, st *Step, label func(string) string) {
 			st.Side = "destination"
@@ -264,7 +290,8 @@ func ParseActions(s string) ([]Action, error) {
 
 // processFault SIGKILLs, SIGTERMs or pauses an instance; killed and
 // terminated ones restart after st.Dur if the fleet is still meant to run
-// them.
+// them. A step whose instance does not run is skipped and took no
+// effect.
 func (r *run) processFault(ctx context.Context, st Step) error {
 	slot := fmt.Sprintf("%s-%d", r.sysName, st.Slot)
 	in := r.fleet.Instance(st.Slot)
@@ -351,11 +378,11 @@ func (r *run) addPartitions(ctx context.Context, n int) error {
 
 // moveCoordinators moves the leaders of every transaction state
 // partition of st.Side to one broker (a topic not created yet is nothing
-// to move, said in the event), then waits st.Dur.
+// to move, said in the event), then waits st.Dur. It took effect when it
+// moved a leader.
 func (r *run) moveCoordinators(ctx context.Context, st Step) error {
 	c := r.side(st.Side)
 	bs := c.Brokers()
-	r.faults++
 	f := chaos.MoveLeader{Cluster: c, Topic: "__transaction_state", Partition: chaos.AllPartitions, To: bs[int(st.Broker)%len(bs)].ID}
 	if err := chaos.Healthy(ctx, r.env.Source, r.env.Dest); err != nil {
 		return err
@@ -364,6 +391,11 @@ func (r *run) moveCoordinators(ctx context.Context, st Step) error {
 	r.event("move", f.Name(), res.String())
 	if err != nil {
 		return err
+	}
+	if len(res.Moved) > 0 {
+		r.faults++
+	} else {
+		r.event("no-effect", f.Name(), "no leader moved")
 	}
 	return sleepCtx(ctx, st.Dur)
 }

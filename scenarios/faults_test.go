@@ -114,3 +114,27 @@ func TestGenDrawsWorkloadsThatAcknowledge(t *testing.T) {
 		}
 	})
 }
+
+// TestGenAimsProcessFaultsAtRunningInstances proves every drawn kill,
+// term and pause names a slot that runs at its step (slots below the
+// last scale, capped at what the system runs): a step aimed at a slot
+// that does not run is skipped, and a scenario whose fault steps all were
+// skipped fails, so drawing one would fail correct runs.
+func TestGenAimsProcessFaultsAtRunningInstances(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		tg := genTarget(t)
+		sc := scenarios.Gen(tg).Draw(t, "scenario")
+		limit := max(tg.Caps.MaxInstances, 1)
+		n := min(sc.Instances, limit)
+		for i, st := range sc.Steps {
+			switch st.Action {
+			case scenarios.Scale:
+				n = min(st.N, limit)
+			case scenarios.Kill, scenarios.Term, scenarios.Pause:
+				if st.Slot >= n {
+					t.Fatalf("step %d %s aims at slot %d while slots 0..%d run: %s", i, st, st.Slot, n-1, sc)
+				}
+			}
+		}
+	})
+}

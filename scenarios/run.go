@@ -54,13 +54,32 @@ type Result struct {
 	Scenario Scenario
 	Verdict  oracle.Verdict
 	Report   *reports.Report
-	Faults   int
-	Records  int
+	// Faults counts the fault steps that took effect (see Effect): a
+	// process fault whose instance did not run, a request fault that
+	// answered no request or a coordinator move that moved nothing is
+	// not counted.
+	Faults int
+	// FaultSteps counts the scenario's fault steps, carried out or not
+	// (0: fault-free by design).
+	FaultSteps int
+	Records    int
 }
 
 // OK reports whether the run kept the invariant and every instance behaved
 // (Run returns an error otherwise).
 func (r *Result) OK() bool { return r.Verdict.OK() }
+
+// FaultSummary says how many of the scenario's fault steps took effect,
+// or that it had none.
+func (r *Result) FaultSummary() string {
+	switch {
+	case r.FaultSteps == 0:
+		return "fault-free by design: no fault step"
+	case r.Faults == 0:
+		return fmt.Sprintf("fault-free: none of its %d fault steps took effect", r.FaultSteps)
+	}
+	return fmt.Sprintf("%d of %d fault steps took effect", r.Faults, r.FaultSteps)
+}
 
 // run holds one scenario's live state.
 type run struct {
@@ -73,7 +92,9 @@ type run struct {
 	start   time.Time
 	fleet   *systems.Fleet
 	scale   int
-	faults  int
+	faults  int // fault steps that took effect
+	fsteps  int // fault steps (Effect other than NoFault)
+	sure    int // Sure fault steps
 	topics  []string
 	wls     []*Workload
 	wexited []chan struct{} // closed when wls[i].Run returned
@@ -97,9 +118,10 @@ func (r *run) event(kind, target, detail string) {
 // SIGTERM with an error although its system promises a clean stop), or
 // the run cannot vouch for its verdict: a workload stopped on an error or
 // fell short (fewer than minOps operations, or no record acknowledged,
-// within a minute of the last step), or the verdict judged no record the
-// source had to keep (Converge); a clean run with violations returns a
-// Result whose verdict names them.
+// within a minute of the last step), the verdict judged no record the
+// source had to keep (Converge), or the scenario had fault steps that
+// cannot miss (Effect Sure) and none of its faults took effect; a clean
+// run with violations returns a Result whose verdict names them.
 func Run(ctx context.Context, env Env, sc Scenario) (*Result, error) {
 	if env.System == nil {
 		return nil, errors.New("scenarios: Env.System is nil")
@@ -146,6 +168,12 @@ func Run(ctx context.Context, env Env, sc Scenario) (*Result, error) {
 		if err := r.step(ctx, st); err != nil {
 			return nil, fmt.Errorf("step %s: %w", st, err)
 		}
+	}
+	// A scenario meant to inject faults must have injected one. Only a
+	// Sure step decides it: a request fault or a coordinator move can
+	// miss in a correct run.
+	if r.sure > 0 && r.faults == 0 {
+		r.failure = append(r.failure, fmt.Sprintf("no fault took effect (%d fault steps; the timeline's skip and no-effect events say why)", r.fsteps))
 	}
 	// Quiesce: at least one instance, no more writes, then wait for the
 	// destination to catch up.
@@ -206,7 +234,7 @@ func Run(ctx context.Context, env Env, sc Scenario) (*Result, error) {
 		}
 		r.event("verdict", "final", detail)
 	}
-	res := &Result{Scenario: r.sc, Verdict: final.Verdict, Faults: r.faults, Records: len(hist.Writes)}
+	res := &Result{Scenario: r.sc, Verdict: final.Verdict, Faults: r.faults, FaultSteps: r.fsteps, Records: len(hist.Writes)}
 	res.Report = &reports.Report{
 		Name: sc.Name, Seed: sc.Seed, Provider: env.Provider, Started: r.start, Scenario: r.sc.JSON(),
 		Timeline: r.events, Logs: r.fleet.Logs(), Mapping: oracle.IdentityMapping(), History: hist,
@@ -391,12 +419,30 @@ func (r *run) side(name string) cluster.Cluster {
 }
 
 // hold injects f, keeps it for d and heals it, recording both in the
-// timeline; chaos.Apply checks the clusters' health around it.
+// timeline; chaos.Apply checks the clusters' health around it. The fault
+// took effect once injected, a request fault only if it answered a
+// request.
 func (r *run) hold(ctx context.Context, f chaos.Fault, d time.Duration) error {
-	r.faults++
 	r.event("inject", f.Name(), "")
-	err := chaos.Apply(ctx, f, func(ctx context.Context) error { return sleepCtx(ctx, d) }, r.env.Source, r.env.Dest)
-	r.event("heal", f.Name(), "")
+	injected := false
+	err := chaos.Apply(ctx, f, func(ctx context.Context) error {
+		injected = true
+		return sleepCtx(ctx, d)
+	}, r.env.Source, r.env.Dest)
+	rf, request := f.(*chaos.RequestError)
+	switch {
+	case !injected:
+		r.event("heal", f.Name(), "not injected")
+	case request && rf.Hits() == 0:
+		r.event("heal", f.Name(), "")
+		r.event("no-effect", f.Name(), "it answered no request")
+	case request:
+		r.event("heal", f.Name(), fmt.Sprintf("it answered %d requests", rf.Hits()))
+		r.faults++
+	default:
+		r.event("heal", f.Name(), "")
+		r.faults++
+	}
 	return err
 }
 
@@ -436,11 +482,18 @@ func (r *run) netFault(st Step) (chaos.Fault, error) {
 }
 
 // step runs one step: a lookup in the faults table. A literal step whose
-// fault is not available on this target is skipped, with an event.
+// fault is not available on this target is skipped, with an event; a
+// fault step so skipped counts as one that took no effect.
 func (r *run) step(ctx context.Context, st Step) error {
 	f, ok := FaultFor(st.Action)
 	if !ok {
 		return fmt.Errorf("unknown action %q", st.Action)
+	}
+	if f.Effect != NoFault {
+		r.fsteps++
+		if f.Effect == Sure {
+			r.sure++
+		}
 	}
 	if !f.Available(r.tg) {
 		r.event("skip", st.String(), f.Why)

@@ -134,8 +134,32 @@ func genScenario(tg Target, drawSteps func(*rapid.T) []Step) *rapid.Generator[Sc
 		sc.Profile.ValueMax = rapid.SampledFrom([]int{10, 200, 2000}).Draw(t, "value-max")
 		sc.Instances = rapid.IntRange(1, min(3, max(tg.Caps.MaxInstances, 1))).Draw(t, "instances")
 		sc.Steps = drawSteps(t)
+		aimAtRunning(&sc, tg)
 		return sc
 	})
+}
+
+// aimAtRunning points every process fault (kill, term, pause) of sc at an
+// instance that runs at its step: Run runs slots 0..n-1, n being the last
+// scale (sc.Instances at first), capped at what the system runs, and
+// restarts a killed or terminated slot below n. A drawn slot s past them
+// becomes s mod n; otherwise the step would be skipped, a fault that
+// never happened, and a scenario whose fault steps all were skipped
+// fails.
+func aimAtRunning(sc *Scenario, tg Target) {
+	limit := max(tg.Caps.MaxInstances, 1)
+	n := min(sc.Instances, limit)
+	for i := range sc.Steps {
+		st := &sc.Steps[i]
+		switch st.Action {
+		case Scale:
+			n = min(st.N, limit)
+		case Kill, Term, Pause:
+			if n > 0 && st.Slot >= n {
+				st.Slot %= n
+			}
+		}
+	}
 }
 
 // genStep draws one step among the faults available on tg.

@@ -156,7 +156,7 @@ func checkScenarios(t *testing.T, env scenarios.Env, gen *rapid.Generator[scenar
 			mu.Unlock()
 			switch {
 			case o.fail == "":
-				t.Logf("check passed (%d steps): %s", len(sc.Steps), sc)
+				t.Logf("check passed (%d steps, %s): %s", len(sc.Steps), o.res.FaultSummary(), sc)
 			case err != nil:
 				t.Logf("check failed (%s): %s\nrun error: %v", o.fail, sc, err)
 			default:
