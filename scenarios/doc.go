@@ -17,8 +17,12 @@
 //     (REO_REPLAY) use it. Failing reports captured from real runs are kept
 //     under reports/testdata and replayed by TestCapturedReports.
 //   - [Run] executes a Scenario in an [Env] (two clusters and the reo
-//     binary, or a mutant), then quiesces, [Converge]s and returns the
-//     oracle's verdict with a reports.Report.
+//     binary, or a mutant), then quiesces, waits with [Converge], stops
+//     every instance and returns the oracle's verdict taken after that
+//     ([Recheck]) with a reports.Report. A run fails when it cannot
+//     vouch for its verdict: a workload fell short or stopped, the
+//     verdict judged no acknowledged record, or none of its faults that
+//     cannot miss took effect ([Effect]; [Result.FaultSummary]).
 //   - [Dump] reads topics whole with read_committed as an oracle.Log.
 //   - [ConsumerGroup] runs an application's consumer group (several
 //     franz-go members, read_committed, process then commit) and keeps
