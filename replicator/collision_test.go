@@ -36,9 +36,11 @@ func stillRunning(t *testing.T, run *running) {
 // TestMappedDestinationCollisionBlocksOneTopic proves that a source topic
 // named by Naming onto the destination of a TopicMapping entry (a -> b next
 // to a source topic b) blocks one of the two topics, named on Health and in
-// reo_topics_blocked, and never stops the replication: at start the mapped
-// topic keeps the destination; later, the topic already copied keeps it,
-// whichever of the two it is.
+// reo_topics_blocked, and never stops the replication: the one whose copy
+// the destination holds keeps it (a topic created later is the one
+// blocked, whichever of the two it is), and when neither was copied, the
+// mapped one. The decision comes from the destination, so a restarted
+// instance makes the same one.
 func TestMappedDestinationCollisionBlocksOneTopic(t *testing.T) {
 	cases := []struct {
 		name          string
@@ -46,9 +48,9 @@ func TestMappedDestinationCollisionBlocksOneTopic(t *testing.T) {
 		keeper, loser string
 		reason        string
 	}{
-		{name: "both at start", first: "a,b", keeper: "a", loser: "b", reason: "by the TopicMapping"},
-		{name: "named topic created later", first: "a", later: "b", keeper: "a", loser: "b", reason: "by the TopicMapping"},
-		{name: "mapped topic created later", first: "b", later: "a", keeper: "b", loser: "a", reason: "copied there already"},
+		{name: "both at start", first: "a,b", keeper: "a", loser: "b", reason: "which the TopicMapping gives to source topic a"},
+		{name: "named topic created later", first: "a", later: "b", keeper: "a", loser: "b", reason: "which holds source topic a's copy"},
+		{name: "mapped topic created later", first: "b", later: "a", keeper: "b", loser: "a", reason: "which holds source topic b's copy"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -65,14 +67,12 @@ func TestMappedDestinationCollisionBlocksOneTopic(t *testing.T) {
 				createTopic(t, src, tc.later, 2, nil)
 			}
 			produceNumbered(t, src, tc.loser, "l", 5, 2)
-			blockedFor(t, run, tc.loser, "would also be replicated to b, which is source topic "+tc.keeper+"'s destination ("+tc.reason+")")
+			want := "source topics a and b would all be replicated to b, " + tc.reason
+			blockedFor(t, run, tc.loser, want)
 			// The keeper and the other topic go on being copied.
 			produceNumbered(t, src, tc.keeper, "m", 4, 2)
 			waitFor(t, 30*time.Second, countIs(t, dst, "b", 14))
 			waitFor(t, 30*time.Second, countIs(t, dst, "other", 6))
-			if d := sameContent(t, src, tc.keeper, dst, "b"); d != "" {
-				t.Errorf("destination b is not a copy of source topic %s: %s", tc.keeper, d)
-			}
 			if run.r.Ready() {
 				t.Errorf("Ready with source topic %s blocked", tc.loser)
 			}
@@ -80,6 +80,17 @@ func TestMappedDestinationCollisionBlocksOneTopic(t *testing.T) {
 				t.Errorf("reo_topics_blocked = %v, want 1", n)
 			}
 			stillRunning(t, run)
+
+			// A restarted instance decides the same.
+			run.stop(t)
+			again := start(t, cfg)
+			produceNumbered(t, src, tc.keeper, "n", 3, 2)
+			waitFor(t, 30*time.Second, countIs(t, dst, "b", 17))
+			blockedFor(t, again, tc.loser, "which holds source topic "+tc.keeper+"'s copy")
+			if d := sameContent(t, src, tc.keeper, dst, "b"); d != "" {
+				t.Errorf("destination b is not a copy of source topic %s: %s", tc.keeper, d)
+			}
+			stillRunning(t, again)
 		})
 	}
 }

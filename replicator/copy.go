@@ -233,6 +233,9 @@ func (s *copier) copy(ctx context.Context, parts []partitionPlan, changed <-chan
 	cur, _ := r.currentPlan()
 	sz := r.cfg.sizes(cur, own)
 	w.status.setBehind(nil, nil) // an earlier plan's partitions; this one's once polled
+	// What an earlier copy read past is not this one's: openSource sets
+	// the positions again (a resync or a truncation can lower them).
+	clear(s.passed)
 	src, err := s.openSource(ctx, parts, sz)
 	if err != nil {
 		return err
@@ -550,8 +553,11 @@ func (s *copier) readTo(b *batch, p tp, read int64) {
 func (s *copier) pass(b *batch, dst map[tp]string) error {
 	for p, at := range s.passed {
 		delete(s.passed, p)
-		if at <= s.pos[p] {
+		if _, ok := dst[p]; !ok || at <= s.pos[p] {
 			continue
+		}
+		if _, moving := s.movedTo[p]; moving {
+			continue // the move decides where p resumes
 		}
 		if !b.open {
 			if err := s.begin(b); err != nil {
@@ -1094,6 +1100,7 @@ func (s *copier) fetchError(fs kgo.Fetches) error {
 			w.log.Warn("skipping source offsets lost while fetching (AllowDataLoss)", "topic", t, "partition", p, "offset", dl.ConsumedTo, "resumed_at", dl.ResetTo, "err", gap)
 			r.m.skipped.WithLabelValues(t, "source_gap").Add(float64(max(1, dl.ResetTo-dl.ConsumedTo)))
 			s.movedTo[tp{t, p}] = dl.ResetTo
+			delete(s.passed, tp{t, p}) // read before the loss was found
 		case errors.Is(err, kerr.OffsetOutOfRange):
 			// Retention may have passed us; the next session's
 			// openSource decides with fresh log start offsets.
@@ -1320,9 +1327,18 @@ func (s *copier) openSource(ctx context.Context, parts []partitionPlan, sz shard
 		}
 		offsets[p.Topic][p.Partition] = kgo.NewOffset().At(next)
 	}
-	truncatedAt, err := s.checkEpochs(ctx, epochs)
+	truncatedAt, reread, err := s.checkEpochs(ctx, epochs)
 	if err != nil {
 		return nil, err
+	}
+	for k, at := range reread {
+		// The checkpoint's position is past its last copied record by
+		// markers and aborted records only, and the epoch of that record
+		// ended before the position: a new leader wrote some of them, or
+		// the log was truncated there and holds new records. Reading
+		// again from the epoch's end copies what is new and nothing
+		// twice (markers and aborted records are never copied).
+		offsets[k.topic][k.partition] = kgo.NewOffset().At(at)
 	}
 	for k, at := range truncatedAt {
 		// The records from the truncation point on replaced those
@@ -1455,9 +1471,9 @@ func (s *copier) learnDestEnds(ctx context.Context, parts []partitionPlan) {
 // replaced them. Without AllowDataLoss that stops the shard; with it, the
 // answer says, per truncated partition, the offset the truncation left as
 // the epoch's end, where the copy resumes.
-func (s *copier) checkEpochs(ctx context.Context, cps map[tp]Checkpoint) (map[tp]int64, error) {
+func (s *copier) checkEpochs(ctx context.Context, cps map[tp]Checkpoint) (truncatedAt, reread map[tp]int64, err error) {
 	if len(cps) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	w, r := s.w, s.w.r
 	req := make(kadm.OffsetForLeaderEpochRequest)
@@ -1469,9 +1485,9 @@ func (s *copier) checkEpochs(ctx context.Context, cps map[tp]Checkpoint) (map[tp
 	}
 	resp, err := r.srcAdm.OffsetForLeaderEpoch(ctx, req)
 	if err != nil && isAuth(err) {
-		return nil, asAuth("source", "checking leader epochs", err)
+		return nil, nil, asAuth("source", "checking leader epochs", err)
 	}
-	truncatedAt := make(map[tp]int64)
+	truncatedAt, reread = make(map[tp]int64), make(map[tp]int64)
 	for p, cp := range cps {
 		got, ok := resp[p.topic][p.partition]
 		if !ok || got.Err != nil {
@@ -1482,16 +1498,22 @@ func (s *copier) checkEpochs(ctx context.Context, cps map[tp]Checkpoint) (map[tp
 			w.log.Warn("cannot check the source for truncation below the checkpoint (leader epoch)", "topic", p.topic, "partition", p.partition, "epoch", cp.SrcEpoch, "err", why)
 			continue
 		}
-		if got.EndOffset < 0 || got.EndOffset > cp.SrcLast {
+		if got.EndOffset < 0 {
+			continue
+		}
+		if got.EndOffset > cp.SrcLast {
+			if got.EndOffset < cp.Next {
+				reread[p] = got.EndOffset
+			}
 			continue
 		}
 		trunc := &SourceTruncatedError{Topic: p.topic, Partition: p.partition, Offset: cp.Next, LogEndOffset: -1, Epoch: cp.SrcEpoch, EpochEnd: got.EndOffset, SrcLast: cp.SrcLast}
 		if !r.cfg.AllowDataLoss {
-			return nil, trunc
+			return nil, nil, trunc
 		}
 		w.log.Warn("source truncated below the checkpoint; resuming where the truncation left the log (AllowDataLoss)", "topic", p.topic, "partition", p.partition, "resume_at", got.EndOffset, "err", trunc)
 		r.m.skipped.WithLabelValues(p.topic, "source_truncated").Inc()
 		truncatedAt[p] = got.EndOffset
 	}
-	return truncatedAt, nil
+	return truncatedAt, reread, nil
 }

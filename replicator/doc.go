@@ -138,8 +138,8 @@
 // described is left out of the plan and reported (Health, the log,
 // reo_topics_blocked) while the others are copied; so is a source topic
 // whose destination name another selected source topic has (a
-// TopicMapping entry onto a topic Naming also names): the one already
-// copied there, or at first the mapped one, keeps it.
+// TopicMapping entry onto a topic Naming also names): the one whose copy
+// the destination holds, or else the mapped one, keeps it.
 //
 // # Decisions
 //

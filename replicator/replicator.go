@@ -68,6 +68,10 @@ type Replicator struct {
 
 	// topics is owned by the topic refresh loop.
 	topics map[string]*topicState
+	// copiedTo remembers, per destination that several selected source
+	// topics would be replicated to, the one found to have been copied
+	// there (resolveCollision), keyed by the candidates and their ids.
+	copiedTo map[string]string
 
 	// healthMu guards what the topic refresh found wrong: blocked maps a
 	// source topic to why it is not copied; selectionNotes are missing
@@ -128,14 +132,15 @@ func New(cfg Config, opts ...Option) (*Replicator, error) {
 		instance = randomInstance()
 	}
 	r := &Replicator{
-		cfg:     c,
-		log:     o.log.With("replication", c.Name, "instance", instance),
-		topics:  make(map[string]*topicState),
-		workers: make(map[int32]*shardWorker),
-		ownCh:   make(chan struct{}),
-		planCh:  make(chan struct{}),
-		lags:    newLagBook(),
-		fatalCh: make(chan error, 1),
+		cfg:      c,
+		log:      o.log.With("replication", c.Name, "instance", instance),
+		topics:   make(map[string]*topicState),
+		copiedTo: make(map[string]string),
+		workers:  make(map[int32]*shardWorker),
+		ownCh:    make(chan struct{}),
+		planCh:   make(chan struct{}),
+		lags:     newLagBook(),
+		fatalCh:  make(chan error, 1),
 	}
 	if r.m, err = newMetrics(o.reg, r.Ready, func() float64 { return float64(len(r.Health().Reasons)) }); err != nil {
 		return nil, fmt.Errorf("register metrics: %w", err)

@@ -730,3 +730,63 @@ func TestLegacyCheckpointTrustedOnce(t *testing.T) {
 		t.Fatalf("Run returned %v, want an *IdentityError for the recreated source topic", err)
 	}
 }
+
+// TestPositionPastMarkersReadAgainWhenItsEpochEnded proves that a
+// checkpoint whose position is past its last copied record (by markers
+// and aborted records the copy read past) is read again from the end of
+// that record's leader epoch when the epoch ended before the position: a
+// log truncated there by an unclean election holds new records at those
+// offsets, which resuming at the checkpoint would skip. No record is
+// copied twice (what was there were markers), and nothing stops.
+func TestPositionPastMarkersReadAgainWhenItsEpochEnded(t *testing.T) {
+	src := newCluster(t, "src", 1, "jobs")
+	dst := newCluster(t, "dst", 1)
+	produceNumbered(t, src, "jobs", "a", 8, 1)
+	src.ControlKey(int16(kmsg.OffsetForLeaderEpoch), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		src.KeepControl()
+		in := req.(*kmsg.OffsetForLeaderEpochRequest)
+		out := in.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
+		for _, rt := range in.Topics {
+			ot := kmsg.NewOffsetForLeaderEpochResponseTopic()
+			ot.Topic = rt.Topic
+			for _, rp := range rt.Partitions {
+				op := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
+				op.Partition, op.LeaderEpoch, op.EndOffset = rp.Partition, rp.LeaderEpoch, 4
+				ot.Partitions = append(ot.Partitions, op)
+			}
+			out.Topics = append(out.Topics, ot)
+		}
+		return out, nil, true
+	})
+	cfg := testConfig(src, dst, "jobs")
+	cfg.Shards = 1
+	createTopic(t, dst, "jobs", 1, nil)
+	cpTopic := "__reo-" + cfg.Name + "-checkpoints"
+	createTopic(t, dst, cpTopic, 1, nil)
+	cl := client(t, dst, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	// Records 0..3 copied, then two markers: the position is 6. Epoch 5
+	// ends at 4: offsets 4 and 5 hold new records (a-4, a-5).
+	cp := &kgo.Record{Topic: cpTopic, Partition: 0, Key: []byte(`{"v":1,"cluster":"src","topic":"jobs","partition":0}`),
+		Value: []byte(`{"v":2,"next":6,"srcFirst":0,"srcLast":3,"dstTopic":"jobs","dstFirst":-1,"dstLast":-1,"srcEpoch":5}`)}
+	if err := cl.ProduceSync(context.Background(), cp).FirstErr(); err != nil {
+		t.Fatalf("write a checkpoint: %v", err)
+	}
+	run := start(t, cfg)
+	waitFor(t, 20*time.Second, countIs(t, dst, "jobs", 4))
+	time.Sleep(time.Second) // nothing more comes
+	got := dump(t, dst, "jobs")[0]
+	if len(got) != 4 {
+		t.Fatalf("destination holds %d records, want a-4..a-7", len(got))
+	}
+	for i, r := range got {
+		if want := fmt.Sprintf("a-%d", i+4); string(r.Value) != want {
+			t.Errorf("destination record %d is %q, want %q", i, r.Value, want)
+		}
+	}
+	select {
+	case err := <-run.errc:
+		run.errc <- err
+		t.Fatalf("the replication stopped: %v", err)
+	default:
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -185,7 +186,7 @@ func (r *Replicator) refreshTopics(ctx context.Context) (*plan, error) {
 	}
 	blocked := make(map[string]string) // source topic -> why it is not copied now
 
-	sel, err := r.selectTopics(srcMD.Topics, blocked)
+	sel, err := r.selectTopics(ctx, srcMD.Topics, blocked)
 	if err != nil {
 		return nil, err
 	}
@@ -306,7 +307,7 @@ type selection struct {
 // selectTopics applies the selection to the source's topics, refusing a
 // configuration that would copy a topic onto itself or copy its own
 // copies. Unreadable selected topics are added to blocked.
-func (r *Replicator) selectTopics(topics kadm.TopicDetails, blocked map[string]string) (*selection, error) {
+func (r *Replicator) selectTopics(ctx context.Context, topics kadm.TopicDetails, blocked map[string]string) (*selection, error) {
 	sel := &selection{wanted: make(map[string]int), byDest: make(map[string]string), ids: make(map[string]string)}
 	if err := r.checkLoops(topics); err != nil {
 		return nil, err
@@ -315,17 +316,23 @@ func (r *Replicator) selectTopics(topics kadm.TopicDetails, blocked map[string]s
 	// through a TopicMapping entry and a topic named by Naming (a mapped
 	// a -> b next to a source topic b; the configuration itself refuses
 	// two entries with one destination). One of them keeps the
-	// destination and the other is blocked, so a topic created on the
-	// source later never stops the topics already copied.
-	keeps := make(map[string]string) // destination -> the source topic that keeps it
+	// destination and the other is blocked (see resolveCollision), so a
+	// topic created on the source later never stops the topics already
+	// copied.
+	cands := make(map[string][]string) // destination -> source topics
 	for _, td := range topics.Sorted() {
-		dst, ok := r.cfg.selected(td.Topic, td.IsInternal)
-		if !ok || td.Err != nil {
+		if dst, ok := r.cfg.selected(td.Topic, td.IsInternal); ok {
+			cands[dst] = append(cands[dst], td.Topic)
+		}
+	}
+	keeps := make(map[string]string) // destination -> the source topic that keeps it ("" none)
+	lost := make(map[string]string)  // destination -> why the others do not
+	for dst, srcs := range cands {
+		if len(srcs) == 1 {
+			keeps[dst] = srcs[0]
 			continue
 		}
-		if other, dup := keeps[dst]; !dup || r.keepsDest(td.Topic, dst, other) {
-			keeps[dst] = td.Topic
-		}
+		keeps[dst], lost[dst] = r.resolveCollision(ctx, dst, srcs, topics)
 	}
 	for _, td := range topics.Sorted() {
 		dst, ok := r.cfg.selected(td.Topic, td.IsInternal)
@@ -340,9 +347,8 @@ func (r *Replicator) selectTopics(topics kadm.TopicDetails, blocked map[string]s
 			blocked[td.Topic] = why
 			continue
 		}
-		if other := keeps[dst]; other != td.Topic {
-			blocked[td.Topic] = fmt.Sprintf("source topic %s would also be replicated to %s, which is source topic %s's destination (%s): exclude one of them or map it to another name (TopicMapping)",
-				td.Topic, dst, other, r.keepReason(other))
+		if keeps[dst] != td.Topic {
+			blocked[td.Topic] = lost[dst]
 			continue
 		}
 		sel.byDest[dst] = td.Topic
@@ -362,27 +368,46 @@ func (r *Replicator) selectTopics(topics kadm.TopicDetails, blocked map[string]s
 	return sel, nil
 }
 
-// keepsDest says whether source topic src, rather than other, keeps
-// destination dst that both would be replicated to: the one already
-// copied there keeps it; between two new ones, the TopicMapping entry.
-func (r *Replicator) keepsDest(src, dst, other string) bool {
-	if st, ok := r.topics[other]; ok && st.dst == dst {
-		return false
+// resolveCollision decides which of the source topics srcs, which would
+// all be replicated to destination dst, keeps it, and why the others are
+// blocked; "" keeps it for none. It decides from what the destination
+// holds, so that every instance, and this one after a restart, decides
+// the same: the one whose checkpoints or ownership marker name dst (it
+// was copied there); when none was, the TopicMapping entry; when more
+// than one was, or the checkpoints cannot be read, none.
+func (r *Replicator) resolveCollision(ctx context.Context, dst string, srcs []string, topics kadm.TopicDetails) (string, string) {
+	all := strings.Join(srcs, " and ")
+	fix := "exclude one of them or map it to another name (TopicMapping)"
+	key := dst
+	for _, src := range srcs {
+		key += "\x00" + src + "\x00" + topicIDString(topics[src].ID)
 	}
-	if st, ok := r.topics[src]; ok && st.dst == dst {
-		return true
+	if owner, ok := r.copiedTo[key]; ok {
+		return owner, fmt.Sprintf("source topics %s would all be replicated to %s, which holds source topic %s's copy: the others are not copied; %s", all, dst, owner, fix)
 	}
-	_, mapped := r.cfg.TopicMapping[src]
-	return mapped
-}
-
-// keepReason says why src keeps dst (see keepsDest), the same on every
-// refresh.
-func (r *Replicator) keepReason(src string) string {
-	if _, mapped := r.cfg.TopicMapping[src]; mapped {
-		return "by the TopicMapping"
+	var owners []string
+	for _, src := range srcs {
+		n := max(1, len(topics[src].Partitions))
+		ours, err := r.destIsOurs(ctx, src, dst, n)
+		if err != nil {
+			return "", fmt.Sprintf("source topics %s would all be replicated to %s, and which of them was copied there cannot be told now (%v): none is copied until it can; %s", all, dst, err, fix)
+		}
+		if ours {
+			owners = append(owners, src)
+		}
 	}
-	return "copied there already"
+	switch len(owners) {
+	case 1:
+		r.copiedTo[key] = owners[0] // once copied there, for good
+		return owners[0], fmt.Sprintf("source topics %s would all be replicated to %s, which holds source topic %s's copy: the others are not copied; %s", all, dst, owners[0], fix)
+	case 0:
+		for _, src := range srcs {
+			if _, mapped := r.cfg.TopicMapping[src]; mapped {
+				return src, fmt.Sprintf("source topics %s would all be replicated to %s, which the TopicMapping gives to source topic %s: the others are not copied; %s", all, dst, src, fix)
+			}
+		}
+	}
+	return "", fmt.Sprintf("source topics %s would all be replicated to %s, and more than one of them was copied there: none is copied; %s", all, dst, fix)
 }
 
 // checkLoops refuses, when source and destination are one cluster, a
