@@ -103,12 +103,9 @@ type Config struct {
 	Separator string
 
 	// DestAlias names the destination cluster. When set, a source topic
-	// whose name starts with DestAlias+Separator followed by more than
-	// separators (a copy that came from the destination, under prefix
-	// naming; "B." is none, as MirrorMaker 2 splits names with Java's
-	// String.split, which drops trailing empty strings) is never copied
-	// back to it: MirrorMaker 2's cycle rule, which lets A->B and B->A run
-	// together.
+	// whose name starts with DestAlias+Separator (a copy that came from
+	// the destination, under prefix naming) is never copied back to it:
+	// MirrorMaker 2's cycle rule, which lets A->B and B->A run together.
 	DestAlias string
 
 	// Shards is the fixed number of shards (at most 1024). It bounds how
@@ -592,7 +589,7 @@ func (c *compiled) selected(topic string, internal bool) (dst string, ok bool) {
 	if c.exclude != nil && c.exclude.MatchString(topic) {
 		return "", false
 	}
-	if c.DestAlias != "" && remoteOf(topic, c.DestAlias, c.Separator) {
+	if c.DestAlias != "" && strings.HasPrefix(topic, c.DestAlias+c.Separator) {
 		return "", false // came from the destination: never back (cycle)
 	}
 	if d, ok := c.TopicMapping[topic]; ok {
@@ -605,22 +602,6 @@ func (c *compiled) selected(topic string, internal bool) (dst string, ok bool) {
 		return c.SourceAlias + c.Separator + topic, true
 	}
 	return topic, true
-}
-
-// remoteOf reports whether topic is named as a copy from cluster alias:
-// alias, the separator, then a name. As in MirrorMaker 2, whose
-// DefaultReplicationPolicy.topicSource splits names with Java's
-// String.split (which drops trailing empty strings), a rest made only of
-// separators is no name: "B." and "B.." are not copies from B, "B..x" is.
-func remoteOf(topic, alias, sep string) bool {
-	rest, ok := strings.CutPrefix(topic, alias+sep)
-	if !ok {
-		return false
-	}
-	for strings.HasPrefix(rest, sep) {
-		rest = rest[len(sep):]
-	}
-	return rest != ""
 }
 
 // Names of reo's own objects on the destination cluster.

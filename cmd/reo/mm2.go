@@ -947,9 +947,9 @@ func (l *mm2Loader) flow(src, dst string, base replicator.Config, clusters map[s
 	parts = append(parts, "(?:"+internal+")")
 	added := "MirrorMaker 2's internal topics (" + internal + ")"
 	if !f.identity {
-		cycle := `(?:.*` + q(sep) + `)?` + q(dst) + q(sep) + notRepeated(sep)
+		cycle := `(?:.*` + q(sep) + `)?` + q(dst) + q(sep) + `.*`
 		parts = append(parts, "(?:"+cycle+")")
-		added += " and MirrorMaker 2's cycle rule: a topic with " + dst + sep + " at its start or after a separator, followed by more than separators, came from " + dst + " (" + cycle + ")"
+		added += " and MirrorMaker 2's cycle rule: a topic with " + dst + sep + " at its start or after a separator came from " + dst + " (" + cycle + ")"
 	}
 	f.cfg.TopicsExclude = strings.Join(parts, "|")
 	note("also-excluded", added, "never copied, as in MirrorMaker 2")
@@ -1124,27 +1124,6 @@ func (l *mm2Loader) configError(f *mm2Flow, enabled property, err error) {
 		l.errSeen[text] = true
 		l.errs = append(l.errs, mm2Msg{0, text})
 	}
-}
-
-// notRepeated is a regular expression of the texts that are not sep
-// repeated zero or more times. MirrorMaker 2's cycle rule
-// (DefaultReplicationPolicy.topicSource) splits topic names at the
-// separator with Java's String.split, which drops trailing empty strings:
-// "B." and "orders.B.." are no copies from B, and "B..x" is one. A text
-// is not sep repeated when, after as many seps as it starts with, what
-// is left is shorter than sep or differs from it at some place.
-func notRepeated(sep string) string {
-	q := regexp.QuoteMeta
-	var alts []string
-	if len(sep) > 1 {
-		alts = append(alts, fmt.Sprintf(".{1,%d}", len(sep)-1))
-	}
-	var differs []string
-	for i := range len(sep) {
-		differs = append(differs, q(sep[:i])+"[^"+q(sep[i:i+1])+"]")
-	}
-	alts = append(alts, "(?:"+strings.Join(differs, "|")+").*")
-	return "(?:" + q(sep) + ")*(?:" + strings.Join(alts, "|") + ")"
 }
 
 // checkPolicy refuses a replication.policy.class reo cannot run, whether
