@@ -496,10 +496,11 @@ func TestConfigFileSecondDocumentRefused(t *testing.T) {
 	env := []string{envSourceBootstrap + "=a:1", envDestBootstrap + "=b:1"}
 	for _, tc := range []struct {
 		name, yaml string
-		line       int // of the second document; 0: accepted
+		line       int // of the second document's first setting; 0: accepted
 	}{
-		{"second document", "topics: orders\n---\nshards: banana\ncommit-interval: -5s\n", 2},
-		{"empty second document", "topics: orders\n# end\n---\n", 3},
+		{"second document", "topics: orders\n---\nshards: banana\ncommit-interval: -5s\n", 3},
+		{"third document", "topics: orders\n---\n---\nshards: 4\n", 4},
+		{"empty second document (a trailing ---)", "topics: orders\n# end\n---\n", 0},
 		{"leading ---", "---\ntopics: orders\n", 0},
 		{"document end marker", "topics: orders\n...\n", 0},
 	} {

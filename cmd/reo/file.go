@@ -37,12 +37,20 @@ func (c *settings) loadFile(path string) error {
 		return &usageError{fmt.Sprintf("config file %s: %s", path, yamlError(err))}
 	}
 	// A second document ("---") would be ignored, settings and all: refuse
-	// it, even an empty one, rather than let it look read.
-	var next yaml.Node
-	if err := dec.Decode(&next); err == nil {
-		return &usageError{fmt.Sprintf("config file %s line %d: a second YAML document (---): reo reads one document, a single mapping of setting: value; put every setting in it and remove the ---", path, next.Line)}
-	} else if !errors.Is(err, io.EOF) {
-		return &usageError{fmt.Sprintf("config file %s: %s", path, yamlError(err))}
+	// one that holds anything, rather than let it look read. A bare
+	// trailing "---" (an empty document) holds nothing.
+	for {
+		var next yaml.Node
+		err := dec.Decode(&next)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return &usageError{fmt.Sprintf("config file %s: %s", path, yamlError(err))}
+		}
+		if len(next.Content) > 0 && !(next.Content[0].Kind == yaml.ScalarNode && next.Content[0].Tag == "!!null") {
+			return &usageError{fmt.Sprintf("config file %s line %d: a second YAML document (---): reo reads one document, a single mapping of setting: value; put every setting in it and remove the ---", path, next.Content[0].Line)}
+		}
 	}
 	if len(doc.Content) == 0 {
 		return nil // empty file
