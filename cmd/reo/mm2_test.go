@@ -780,3 +780,23 @@ func TestMM2BadReoSettingNamesFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestMM2ActiveActiveWithOtherSeparatorsLoads proves that an active-active
+// file (A->B and B->A, every topic) loads with any replication policy
+// separator: the cycle rule excludes every copy's name, including ones
+// made only of the alias and separators ("A__" for the topic "_"), so the
+// loop check finds no path back. A rule that let "A__" through refused
+// these files.
+func TestMM2ActiveActiveWithOtherSeparatorsLoads(t *testing.T) {
+	for _, sep := range []string{".", "_", "-", "-_", "__"} {
+		c, _, err := loadLines(t, nil, "clusters = A, B", "A.bootstrap.servers = a:9092", "B.bootstrap.servers = b:9092",
+			"A->B.enabled = true", "B->A.enabled = true", "replication.policy.separator = "+sep)
+		if err != nil {
+			t.Errorf("separator %q: %v", sep, err)
+			continue
+		}
+		if got := flowLabels(c); len(got) != 2 {
+			t.Errorf("separator %q: flows %v, want A->B and B->A", sep, got)
+		}
+	}
+}
