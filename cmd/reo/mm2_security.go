@@ -337,14 +337,15 @@ func (tk jaasToken) what(afterValue bool) string {
 // "<LoginModuleClass> <controlFlag> (<option>=<value>)*;", exactly one
 // login module. Errors never quote option values (they hold passwords),
 // nor any text that may be part of one: once an option's value was an
-// unquoted word, what follows may be the rest of it (password=correct
-// horse battery), so options are then named by their place ("option 3"),
-// and a later entry's module and control flag are not quoted.
+// unquoted word, or a quoted one with text right after its closing quote,
+// what follows may be the rest of it (password=correct horse battery,
+// password="pa"ss"), so options are then named by their place ("option
+// 3"), and a later entry's module and control flag are not quoted.
 func parseJAAS(s string) (jaasEntry, error) {
 	t := &jaasTokenizer{s: s}
 	var entries []jaasEntry
-	afterValue := false // an unquoted value came before: what follows may be part of it
-	const hidden = "not shown: it follows an unquoted value, of which it may be part; quote values that hold a space, ';' or '='"
+	afterValue := false // what follows may be part of a value before it
+	const hidden = "not shown: it follows a value, of which it may be part; quote values that hold a space, a quote, ';' or '='"
 	for tk := t.next(); tk.kind != 0; tk = t.next() {
 		if !tk.hasString() {
 			return jaasEntry{}, fmt.Errorf("expected a login module class name, found %s", tk.what(afterValue))
@@ -392,7 +393,10 @@ func parseJAAS(s string) (jaasEntry, error) {
 				return jaasEntry{}, fmt.Errorf("value not specified for option %s of %s (found %s%s)", option, module, v.what(afterValue), note)
 			}
 			e.options[k.s] = v.s
-			afterValue = afterValue || v.kind == 'w'
+			// Text right after a closing quote (no space or ';')
+			// may be the rest of a value that held a quote.
+			glued := v.kind != 'w' && t.i < len(t.s) && t.s[t.i] > ' ' && t.s[t.i] != ';'
+			afterValue = afterValue || v.kind == 'w' || glued
 		}
 		if k.kind == 0 {
 			return jaasEntry{}, fmt.Errorf("the entry of %s is not terminated by ';'", module)

@@ -448,6 +448,7 @@ func TestJAASErrorsQuoteNoValueText(t *testing.T) {
 		{m + `username="u" password=left;right side;`, "invalid login module control flag a word after login module 2", []string{"left", "right", "side"}},
 		{m + `username="u" password=left=right;`, "expected an option name in " + plainLoginModule + ", found a punctuation character", []string{"left", "right", `"="`}},
 		{m + `username="u" pasword "p";`, `value not specified for option "pasword" of ` + plainLoginModule, nil},
+		{m + `username="u" password="zq"xw";`, "value not specified for option 3 of " + plainLoginModule, []string{"zq", "xw"}},
 		{m + `username="u" password="p"; # prod`, `invalid login module control flag "prod" after #`, nil},
 	} {
 		_, err := parseJAAS(tc.in)
