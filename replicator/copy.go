@@ -1337,7 +1337,14 @@ func (s *copier) openSource(ctx context.Context, parts []partitionPlan, sz shard
 		// ended before the position: a new leader wrote some of them, or
 		// the log was truncated there and holds new records. Reading
 		// again from the epoch's end copies what is new and nothing
-		// twice (markers and aborted records are never copied).
+		// twice (markers and aborted records are never copied). Not
+		// below the log start, nor for a position already moved (a gap).
+		if st, ok := starts.Lookup(k.topic, k.partition); ok && st.Err == nil && at < st.Offset {
+			continue
+		}
+		if _, moved := s.movedTo[k]; moved {
+			continue
+		}
 		offsets[k.topic][k.partition] = kgo.NewOffset().At(at)
 	}
 	for k, at := range truncatedAt {
