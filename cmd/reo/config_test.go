@@ -419,10 +419,15 @@ func TestEmptyGroupsExcludeExcludesNothing(t *testing.T) {
 		t.Errorf("--print-config output read back: err %v, exclude nothing %v\n%s", err, err == nil && s.cfg.GroupsExcludeNone, out.String())
 	}
 
-	excludedGroupSynced(t, func(src, dst string) []string {
+	logged := excludedGroupSynced(t, func(src, dst string) []string {
 		return []string{"replicate", "--source-bootstrap", src, "--dest-bootstrap", dst, "--topics", "orders",
 			"--groups-exclude", "", "--sync-group-offsets-interval", "300ms", "--session-timeout", "6s"}
 	}, "orders")
+	// An upgrade from a version that read an empty exclusion as the
+	// default one is told at start.
+	if want := "the group offset sync excludes no group"; !strings.Contains(logged, want) {
+		t.Errorf("reo's log does not say %q:\n%s", want, logged)
+	}
 }
 
 // excludedGroupSynced runs reo replicate with the arguments args makes
@@ -430,7 +435,7 @@ func TestEmptyGroupsExcludeExcludesNothing(t *testing.T) {
 // and connect-app committed on the source, and fails unless connect-app
 // (which the default exclusion skips) is synced to destTopic soon after
 // billing is.
-func excludedGroupSynced(t *testing.T, args func(src, dst string) []string, destTopic string) {
+func excludedGroupSynced(t *testing.T, args func(src, dst string) []string, destTopic string) (stderrText string) {
 	t.Helper()
 	src := fakeCluster(t, "src", kfake.SeedTopics(1, "orders"))
 	dst := fakeCluster(t, "dst")
@@ -484,6 +489,7 @@ func excludedGroupSynced(t *testing.T, args func(src, dst string) []string, dest
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	return stderr.String()
 }
 
 // TestConfigFileSecondDocumentRefused proves that a config file holding a

@@ -185,6 +185,12 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 	}
 
 	log.Info("starting", "version", versionString(), "source", s.cfg.SourceBrokers, "destination", s.cfg.DestBrokers)
+	if s.cfg.GroupsExcludeNone && !s.cfg.NoGroupSync {
+		// reo before 2026-12-05 read an empty exclusion as the default
+		// one: an upgrade that keeps an empty REO_GROUPS_EXCLUDE syncs
+		// more groups than before.
+		log.Warn("the group offset sync excludes no group: groups-exclude is set empty, so console-consumer-*, connect-* and __* groups are synced too (unset it for the default exclusion)")
+	}
 	defer governMemory(ctx, s.memoryLimit, env, log, r.MemoryEstimate, liveHeap, memoryTick)()
 	if err := r.Run(ctx); err != nil {
 		// Some settings can only be checked against the destination
