@@ -232,7 +232,7 @@ func (s *copier) copy(ctx context.Context, parts []partitionPlan, changed <-chan
 	own, ownCh := r.ownedShards()
 	cur, _ := r.currentPlan()
 	sz := r.cfg.sizes(cur, own)
-	w.status.setBehind(nil, nil) // an earlier plan's partitions; this one's once polled
+	w.status.setBehind(nil, nil, 0) // an earlier plan's partitions; this one's once polled
 	// What an earlier copy read past is not this one's: openSource sets
 	// the positions again (a resync or a truncation can lower them).
 	clear(s.passed)
@@ -389,11 +389,11 @@ func (s *copier) copy(ctx context.Context, parts []partitionPlan, changed <-chan
 					// Caught up as far as the shard knows, which
 					// holds only while its leader answers: an idle
 					// partition's leader answers every fetch wait.
-					silent[p] = s.served[p].Add(s.fetchWait)
+					silent[p] = s.served[p]
 				}
 			}
 			clear(s.got)
-			w.status.setBehind(behind, silent)
+			w.status.setBehind(behind, silent, s.fetchWait)
 		}
 		if data == 0 && !b.open && (idle || fs.NumRecords() > 0) {
 			// Everything readable was copied and committed: what is
@@ -1414,18 +1414,21 @@ func (s *copier) openSource(ctx context.Context, parts []partitionPlan, sz shard
 		kgo.FetchMaxBytes(sz.fetch),
 		kgo.FetchMaxPartitionBytes(sz.partFetch),
 	}
-	s.fetchWait = 5 * time.Second // kgo's default
 	if r.cfg.MaxInflightBytes > 0 {
 		// One fetch in flight or buffered (kgo's default is one per
 		// broker), as MaxInflightBytes counts; a short fetch wait keeps
 		// a shard whose partitions span brokers from waiting on an idle
 		// broker.
-		s.fetchWait = 500 * time.Millisecond
-		opts = append(opts, kgo.MaxConcurrentFetches(1), kgo.FetchMaxWait(s.fetchWait))
+		opts = append(opts, kgo.MaxConcurrentFetches(1), kgo.FetchMaxWait(500*time.Millisecond))
 	}
 	cl, err := kgo.NewClient(r.srcOpts(opts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("source client for shard %d: %w", w.shard, err)
+	}
+	// The fetch wait the client uses, whoever set it (SourceOpts may).
+	s.fetchWait = 5 * time.Second
+	if d, ok := cl.OptValue(kgo.FetchMaxWait).(time.Duration); ok && d > 0 {
+		s.fetchWait = d
 	}
 	s.trace.cl = cl
 	w.log.Debug("copying", "partitions", len(parts), "batch_bytes", sz.batch, "fetch_bytes", sz.fetch)

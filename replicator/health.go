@@ -53,10 +53,11 @@ type shardStatus struct {
 	// partitions commit.
 	behind map[tp]time.Time
 	// silent holds the partitions that are caught up as far as the shard
-	// knows, each with when its leader last answered a fetch plus the
-	// fetch wait: one silent for the stall limit may have records that
-	// nothing copies.
+	// knows, each with when its leader last answered a fetch: one silent
+	// for the stall limit plus slack (the fetch wait: an idle leader
+	// answers once per wait) may have records that nothing copies.
 	silent map[tp]time.Time
+	slack  time.Duration
 }
 
 func (s *shardStatus) set(phase, problem string) {
@@ -73,10 +74,10 @@ func (s *shardStatus) set(phase, problem string) {
 
 // setBehind records the partitions that are behind, and those caught up
 // (see behind, silent).
-func (s *shardStatus) setBehind(b, silent map[tp]time.Time) {
+func (s *shardStatus) setBehind(b, silent map[tp]time.Time, slack time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.behind, s.silent = b, silent
+	s.behind, s.silent, s.slack = b, silent, slack
 }
 
 // lastProblem is the error that ended the last session, until a session
@@ -132,11 +133,14 @@ func (s *shardStatus) reason(stall time.Duration, now time.Time) string {
 		return fmt.Sprintf("no commit for %v while behind its source", now.Sub(last).Round(time.Second))
 	}
 	var stuck []tp
-	for _, m := range []map[tp]time.Time{s.behind, s.silent} {
-		for p, at := range m {
-			if now.Sub(at) >= stall {
-				stuck = append(stuck, p)
-			}
+	for p, at := range s.behind {
+		if now.Sub(at) >= stall {
+			stuck = append(stuck, p)
+		}
+	}
+	for p, at := range s.silent {
+		if now.Sub(at) >= stall+s.slack {
+			stuck = append(stuck, p)
 		}
 	}
 	if len(stuck) == 0 {

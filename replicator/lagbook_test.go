@@ -315,3 +315,24 @@ func lastCheckpoints(t *testing.T, dst *kfake.Cluster, name string) map[tp]Check
 	}
 	return out
 }
+
+// TestSilentRuleUsesTheClientsFetchWait proves that the rule naming a
+// caught-up partition whose leader went silent counts the fetch wait the
+// source client uses, also when SourceOpts sets it: an idle leader answers
+// once per fetch wait, so with an 8s wait a 1s stall limit plus kgo's
+// default 5s would call a healthy idle partition silent.
+func TestSilentRuleUsesTheClientsFetchWait(t *testing.T) {
+	src := newCluster(t, "src", 1, "orders")
+	dst := newCluster(t, "dst", 1)
+	cfg := testConfig(src, dst, "orders")
+	cfg.Shards = 1
+	cfg.SourceOpts = []kgo.Opt{kgo.FetchMaxWait(8 * time.Second)}
+	run := start(t, cfg)
+	produceNumbered(t, src, "orders", "a", 5, 1)
+	waitFor(t, 30*time.Second, countIs(t, dst, "orders", 5))
+	for deadline := time.Now().Add(12 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if why := shardReason(run, 0, time.Second); why != "" {
+			t.Fatalf("an idle, caught-up partition whose leader answers every 8s, at a 1s stall limit: %q", why)
+		}
+	}
+}
