@@ -209,16 +209,8 @@ func TestLagCountsEverythingDuringDestinationResync(t *testing.T) {
 // shows the records that arrive meanwhile, never flipping to 0 (the copy
 // loop's "caught up" rule set 0 between the lag refreshes).
 func TestCaughtUpPartitionCutOffReported(t *testing.T) {
-	src, err := kfake.NewCluster(kfake.NumBrokers(2), kfake.ClusterID("src"), kfake.SeedTopics(2, "orders"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(src.Close)
+	src, other := splitLeaders(t)
 	dst := newCluster(t, "dst", 1)
-	other := 1 - src.LeaderFor("orders", 0)
-	if err := src.MoveTopicPartition("orders", 1, other); err != nil {
-		t.Fatal(err)
-	}
 	var cut atomic.Bool
 	cutFetches(src, other, -1, &cut)
 	produceNumbered(t, src, "orders", "a", 20, 2)

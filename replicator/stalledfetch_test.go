@@ -187,16 +187,8 @@ func TestCaughtUpBelowOpenTransaction(t *testing.T) {
 // been behind without records for the stall limit, and stops when the
 // fetches come back and it catches up.
 func TestOnePartitionStuckIsReported(t *testing.T) {
-	src, err := kfake.NewCluster(kfake.NumBrokers(2), kfake.ClusterID("src"), kfake.SeedTopics(2, "orders"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(src.Close)
+	src, other := splitLeaders(t)
 	dst := newCluster(t, "dst", 1)
-	other := 1 - src.LeaderFor("orders", 0)
-	if err := src.MoveTopicPartition("orders", 1, other); err != nil {
-		t.Fatal(err)
-	}
 	var cut atomic.Bool
 	cut.Store(true)
 	cutFetches(src, other, -1, &cut)
@@ -250,4 +242,21 @@ func TestNotReadyBeforeFirstPlan(t *testing.T) {
 	if h.Ready || !slices.ContainsFunc(h.Reasons, func(x Reason) bool { return strings.Contains(x.Reason, "no topic plan yet") }) {
 		t.Fatalf("health before any plan: %+v, want not ready naming the missing plan", h)
 	}
+}
+
+// splitLeaders starts a source of two brokers with topic orders of two
+// partitions, partition 1 led by other, the broker that does not lead
+// partition 0.
+func splitLeaders(t *testing.T) (src *kfake.Cluster, other int32) {
+	t.Helper()
+	src, err := kfake.NewCluster(kfake.NumBrokers(2), kfake.ClusterID("src"), kfake.SeedTopics(2, "orders"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(src.Close)
+	other = 1 - src.LeaderFor("orders", 0)
+	if err := src.MoveTopicPartition("orders", 1, other); err != nil {
+		t.Fatal(err)
+	}
+	return src, other
 }

@@ -495,22 +495,7 @@ func TestSourceTruncatedBelowCheckpointByEpoch(t *testing.T) {
 			src := newCluster(t, "src", 1, "jobs")
 			dst := newCluster(t, "dst", 1)
 			produceNumbered(t, src, "jobs", "a", 8, 1)
-			src.ControlKey(int16(kmsg.OffsetForLeaderEpoch), func(req kmsg.Request) (kmsg.Response, error, bool) {
-				src.KeepControl()
-				in := req.(*kmsg.OffsetForLeaderEpochRequest)
-				out := in.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
-				for _, rt := range in.Topics {
-					ot := kmsg.NewOffsetForLeaderEpochResponseTopic()
-					ot.Topic = rt.Topic
-					for _, rp := range rt.Partitions {
-						op := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
-						op.Partition, op.LeaderEpoch, op.EndOffset = rp.Partition, rp.LeaderEpoch, 2
-						ot.Partitions = append(ot.Partitions, op)
-					}
-					out.Topics = append(out.Topics, ot)
-				}
-				return out, nil, true
-			})
+			answerEpochEnd(src, 2)
 			cfg := testConfig(src, dst, "jobs")
 			cfg.Shards = 1
 			cfg.AllowDataLoss = allow
@@ -742,22 +727,7 @@ func TestPositionPastMarkersReadAgainWhenItsEpochEnded(t *testing.T) {
 	src := newCluster(t, "src", 1, "jobs")
 	dst := newCluster(t, "dst", 1)
 	produceNumbered(t, src, "jobs", "a", 8, 1)
-	src.ControlKey(int16(kmsg.OffsetForLeaderEpoch), func(req kmsg.Request) (kmsg.Response, error, bool) {
-		src.KeepControl()
-		in := req.(*kmsg.OffsetForLeaderEpochRequest)
-		out := in.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
-		for _, rt := range in.Topics {
-			ot := kmsg.NewOffsetForLeaderEpochResponseTopic()
-			ot.Topic = rt.Topic
-			for _, rp := range rt.Partitions {
-				op := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
-				op.Partition, op.LeaderEpoch, op.EndOffset = rp.Partition, rp.LeaderEpoch, 4
-				ot.Partitions = append(ot.Partitions, op)
-			}
-			out.Topics = append(out.Topics, ot)
-		}
-		return out, nil, true
-	})
+	answerEpochEnd(src, 4)
 	cfg := testConfig(src, dst, "jobs")
 	cfg.Shards = 1
 	createTopic(t, dst, "jobs", 1, nil)
@@ -789,4 +759,26 @@ func TestPositionPastMarkersReadAgainWhenItsEpochEnded(t *testing.T) {
 		t.Fatalf("the replication stopped: %v", err)
 	default:
 	}
+}
+
+// answerEpochEnd makes src answer every OffsetForLeaderEpoch request with
+// end offset end for each epoch asked about: as if that epoch ended there
+// (a log truncated by an unclean election, or a new leader from there on).
+func answerEpochEnd(src *kfake.Cluster, end int64) {
+	src.ControlKey(int16(kmsg.OffsetForLeaderEpoch), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		src.KeepControl()
+		in := req.(*kmsg.OffsetForLeaderEpochRequest)
+		out := in.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
+		for _, rt := range in.Topics {
+			ot := kmsg.NewOffsetForLeaderEpochResponseTopic()
+			ot.Topic = rt.Topic
+			for _, rp := range rt.Partitions {
+				op := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
+				op.Partition, op.LeaderEpoch, op.EndOffset = rp.Partition, rp.LeaderEpoch, end
+				ot.Partitions = append(ot.Partitions, op)
+			}
+			out.Topics = append(out.Topics, ot)
+		}
+		return out, nil, true
+	})
 }
