@@ -36,7 +36,7 @@ const (
 
 // MirrorMaker 2's defaults (Kafka 4.3).
 const (
-	mm2TopicsExcludeDefault = `mm2.*\.internal, .*\.replica, __.*`
+	mm2TopicsExcludeDefault = `.*[\-\.]internal, .*\.replica, __.*`
 	mm2GroupsExcludeDefault = "console-consumer-.*, connect-.*, __.*"
 )
 
@@ -939,7 +939,11 @@ func (l *mm2Loader) flow(src, dst string, base replicator.Config, clusters map[s
 			internalSep = "."
 		}
 	}
-	internal := `__.*|\..*|mm2.*` + q(internalSep) + `internal|.*` + q(internalSep) + `checkpoints` + q(internalSep) + `internal`
+	// ReplicationPolicy.isInternalTopic: Kafka's internal topics ("__",
+	// "."), Connect's ("-internal", ".internal") and MirrorMaker 2's
+	// (DefaultReplicationPolicy.isMM2InternalTopic: <separator>internal,
+	// which covers its checkpoints and offset-syncs topics).
+	internal := `__.*|\..*|.*[-.]internal|.*` + q(internalSep) + `internal`
 	parts := []string{}
 	if userExcl != "" {
 		parts = append(parts, "(?:"+userExcl+")")

@@ -324,7 +324,7 @@ func TestMM2CycleRuleIsMirrorMakers(t *testing.T) {
 			t.Fatal(err)
 		}
 		exc := regexp.MustCompile("^(?:" + c.flows[0].cfg.TopicsExclude + ")$")
-		internal := regexp.MustCompile(`^(?:__.*|\..*|mm2.*` + regexp.QuoteMeta(sep) + `internal|.*` + regexp.QuoteMeta(sep) + `checkpoints` + regexp.QuoteMeta(sep) + `internal)$`)
+		internal := regexp.MustCompile(`^(?:__.*|\..*|.*[-.]internal|.*` + regexp.QuoteMeta(sep) + `internal)$`)
 		for range 10000 {
 			var parts []string
 			for range 1 + rng.IntN(5) {
