@@ -895,6 +895,17 @@ func (l *mm2Loader) flow(src, dst string, base replicator.Config, clusters map[s
 		if !regexp.MustCompile(`^[A-Za-z0-9._-]+$`).MatchString(src) {
 			l.fail(l.last["clusters"], "flow %s: alias %q cannot prefix topic names (topic names are made of [A-Za-z0-9._-])", label, src)
 		}
+		// MirrorMakerConfig.connectorBaseConfig sets the two aliases only
+		// when the file does not (putIfAbsent): a value of the file's
+		// renames the copies or moves the cycle rule in MirrorMaker 2.
+		if v, p, ok := get("source.cluster.alias"); ok && v != src {
+			l.fail(p, "flow %s: MirrorMaker 2 would name the copies %s%s<topic> (DefaultReplicationPolicy prefixes the source.cluster.alias it is given), reo names them %s%s<topic> after the flow's source alias in clusters: remove this line, or rename alias %s to %s in clusters",
+				label, v, sep, src, sep, src, v)
+		}
+		if v, p, ok := get("target.cluster.alias"); ok && v != dst {
+			l.fail(p, "flow %s: MirrorMaker 2's cycle rule would hold back %s's topics named %s%s… instead of %s%s… (reo's, after the flow's target alias in clusters): remove this line, or rename alias %s to %s in clusters",
+				label, src, v, sep, dst, sep, dst, v)
+		}
 		if strings.Contains(src, sep) || strings.Contains(dst, sep) {
 			l.warn(l.last["clusters"], "flow %s: an alias contains the separator %q, so MirrorMaker 2 cannot tell where remote topics came from (its cycle detection splits names at the first separator); reo's cycle rule compares whole aliases", label, sep)
 		}

@@ -137,8 +137,8 @@ var mm2Ignored = map[string]string{
 	// Set by MM2.
 	"name":                 whySetByMM2,
 	"connector.class":      whySetByMM2,
-	"source.cluster.alias": whySetByMM2 + " (reo names copies after the flow's source alias)",
-	"target.cluster.alias": whySetByMM2,
+	"source.cluster.alias": "reo takes a flow's source alias from clusters and A->B (MirrorMaker 2 sets it so unless the file does; under DefaultReplicationPolicy another value is refused)",
+	"target.cluster.alias": "reo takes a flow's target alias from clusters and A->B (MirrorMaker 2 sets it so unless the file does; under DefaultReplicationPolicy another value is refused)",
 	// MirrorMaker 2's internal topics, heartbeats, checkpoints.
 	"emit.heartbeats.interval.seconds":      whyHeartbeats,
 	"heartbeats.topic.replication.factor":   whyMM2Internal,

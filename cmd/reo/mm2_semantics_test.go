@@ -93,3 +93,39 @@ func TestMM2InternalTopicsAreMirrorMakers(t *testing.T) {
 		}
 	}
 }
+
+// TestMM2ClusterAliasOverridesRefused: MirrorMakerConfig.connectorBaseConfig
+// sets source.cluster.alias and target.cluster.alias to the flow's
+// aliases only when the file does not (putIfAbsent), so a file that sets
+// them (at the top level or for one flow) makes MirrorMaker 2 name the
+// copies after that value (DefaultReplicationPolicy.formatRemoteTopic) and
+// look for it in its cycle rule. reo names copies after the aliases in
+// clusters: another value is refused, naming the line, key and what
+// MirrorMaker 2 would do; the flow's own alias is accepted with a warning.
+func TestMM2ClusterAliasOverridesRefused(t *testing.T) {
+	head := []string{"clusters = A, B", "A.bootstrap.servers = a:1", "B.bootstrap.servers = b:1", "A->B.enabled = true"}
+	for _, tc := range []struct {
+		line, want string
+	}{
+		{"source.cluster.alias = dc1", "line 5: source.cluster.alias: flow A->B: MirrorMaker 2 would name the copies dc1.<topic>"},
+		{"A->B.source.cluster.alias = dc1", "line 5: A->B.source.cluster.alias: flow A->B: MirrorMaker 2 would name the copies dc1.<topic>"},
+		{"A->B.target.cluster.alias = dc2", "line 5: A->B.target.cluster.alias: flow A->B: MirrorMaker 2's cycle rule would"},
+	} {
+		_, _, err := loadLines(t, nil, append(head, tc.line)...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one containing %q", tc.line, err, tc.want)
+		}
+	}
+	c, path, err := loadLines(t, nil, append(head, "A->B.source.cluster.alias = A", "A->B.target.cluster.alias = B")...)
+	if err != nil {
+		t.Fatalf("the flow's own aliases: %v", err)
+	}
+	assertEveryKeyAccounted(t, path, c)
+	if f := c.flows[0].cfg; f.SourceAlias != "A" || f.DestAlias != "B" {
+		t.Errorf("aliases %q %q", f.SourceAlias, f.DestAlias)
+	}
+	// The identity policy does not name copies after the source alias.
+	if _, _, err := loadLines(t, nil, append(head, "replication.policy.class = "+identityPolicyClass, "source.cluster.alias = dc1")...); err != nil {
+		t.Errorf("identity policy with source.cluster.alias: %v", err)
+	}
+}
