@@ -212,6 +212,7 @@ func loadMM2(path string, base replicator.Config, env map[string]string) (*mm2Co
 			l.warn(p, "ignored: flow %s->%s does not run (no %s->%s.enabled = true)", sc.src, sc.dst, sc.src, sc.dst)
 		}
 	}
+	l.checkClientOverrides(running)
 	names := map[string]*mm2Flow{}
 	for _, f := range cfg.flows {
 		if g, dup := names[f.cfg.Name]; dup {
@@ -473,6 +474,8 @@ func (l *mm2Loader) classify() {
 			switch sub := sc.sub; {
 			case mm2ClusterKeys[sub]:
 				l.checkComment(p)
+			case isClientOverride(sc.kind, sub):
+				// checkClientOverrides, once the flows are known.
 			case mm2FlowKeys[sub]:
 				l.warn(p, "ignored: %s is a flow setting, which MirrorMaker 2 does not read per cluster either: write it for every flow (%s) or for one (%s->B.%s)", sub, sub, sc.alias, sub)
 			case ignoredWhy(sub) != "":
@@ -490,6 +493,8 @@ func (l *mm2Loader) classify() {
 				l.checkComment(p)
 				l.checkEscapes(p)
 				l.checkPolicy(p, sub)
+			case isClientOverride(sc.kind, sub):
+				// checkClientOverrides, once the flows are known.
 			case mm2ClusterKeys[sub]:
 				l.warn(p, "ignored: %s is a cluster setting, which MirrorMaker 2 does not apply per flow either: set %s.%s and %s.%s", sub, sc.src, sub, sc.dst, sub)
 			case ignoredWhy(sub) != "":
@@ -1207,4 +1212,96 @@ func (l *mm2Loader) regexList(p property, v, key string) string {
 		}
 	}
 	return strings.Join(items, "|")
+}
+
+// clientOverride reads a key that gives some of MirrorMaker 2's clients of
+// a cluster their own connection setting: per cluster "consumer.K",
+// "producer.K", "admin.K" (MirrorMakerConfig.clusterProps); per flow
+// "source.cluster.K", "target.cluster.K", "source.consumer.K", ... and
+// "consumer.K", ... for both ends (MirrorConnectorConfig's client
+// configs). It returns the clients ("consumer", "clients", ...), the end
+// of the flow ("source", "target", or "" for both, or for the cluster
+// itself) and K, a connection key reo reads per cluster.
+func clientOverride(kind int, sub string) (client, end, key string, ok bool) {
+	if kind == scopeFlow {
+		for _, e := range []string{"source", "target"} {
+			if rest, found := strings.CutPrefix(sub, e+"."); found {
+				end, sub = e, rest
+				break
+			}
+		}
+	}
+	for _, c := range []string{"consumer", "producer", "admin", "cluster"} {
+		if c == "cluster" && end == "" {
+			continue // only source.cluster. and target.cluster.
+		}
+		if k, found := strings.CutPrefix(sub, c+"."); found && mm2ClusterKeys[k] {
+			client = map[string]string{"cluster": "clients", "admin": "admin client"}[c]
+			if client == "" {
+				client = c
+			}
+			return client, end, k, true
+		}
+	}
+	return "", "", "", false
+}
+
+func isClientOverride(kind int, sub string) bool {
+	if kind != scopeCluster && kind != scopeFlow {
+		return false
+	}
+	_, _, _, ok := clientOverride(kind, sub)
+	return ok
+}
+
+// checkClientOverrides refuses a connection setting MirrorMaker 2 would
+// use for some clients of a cluster only (its consumer, its producer, or
+// its clients in one flow) when it differs from the cluster's own: reo
+// connects every client of a cluster with the cluster's settings, so it
+// would connect otherwise than MirrorMaker 2 (another server, protocol,
+// user or trust store). The same value is only warned about. Values are
+// never shown.
+func (l *mm2Loader) checkClientOverrides(running map[string]bool) {
+	for _, p := range l.order {
+		if l.last[p.Key].Line != p.Line {
+			continue
+		}
+		sc := l.scope(p.Key)
+		if !isClientOverride(sc.kind, sc.sub) {
+			continue
+		}
+		client, end, key, _ := clientOverride(sc.kind, sc.sub)
+		aliases, where := []string{sc.alias}, ""
+		if sc.kind == scopeFlow {
+			label := sc.src + "->" + sc.dst
+			if !running[label] {
+				l.warn(p, "ignored: flow %s does not run (no %s.enabled = true)", label, label)
+				continue
+			}
+			where = " in flow " + label
+			aliases = map[string][]string{"source": {sc.src}, "target": {sc.dst}, "": {sc.src, sc.dst}}[end]
+		}
+		same := true
+		for _, a := range aliases {
+			cp, ok := l.clusterProp(a, key)
+			if ok && strings.TrimSpace(cp.Value) == strings.TrimSpace(p.Value) {
+				continue
+			}
+			notSet := ""
+			if !ok {
+				notSet = " (not set)"
+			}
+			l.fail(p, "MirrorMaker 2 would connect cluster %s's %s%s with this %s instead of %s.%s%s; reo connects all its clients of a cluster with the cluster's settings: set %s.%s instead",
+				a, client, where, key, a, key, notSet, a, key)
+			same = false
+			break
+		}
+		if same {
+			var names []string
+			for _, a := range aliases {
+				names = append(names, a+"."+key)
+			}
+			l.warn(p, "ignored: the same as %s, which reo uses for all its clients of the cluster", strings.Join(names, " and "))
+		}
+	}
 }

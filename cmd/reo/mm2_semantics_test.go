@@ -3,6 +3,7 @@ package main
 import (
 	"math/rand/v2"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -127,5 +128,47 @@ func TestMM2ClusterAliasOverridesRefused(t *testing.T) {
 	// The identity policy does not name copies after the source alias.
 	if _, _, err := loadLines(t, nil, append(head, "replication.policy.class = "+identityPolicyClass, "source.cluster.alias = dc1")...); err != nil {
 		t.Errorf("identity policy with source.cluster.alias: %v", err)
+	}
+}
+
+// TestMM2ClientSecurityOverrides: MirrorMaker 2 gives each client of a
+// cluster its own settings: A.consumer.K, A.producer.K and A.admin.K
+// (MirrorMakerConfig.clusterProps) and, for one flow, A->B.source.cluster.K,
+// A->B.source.consumer.K, A->B.target.producer.K, A->B.consumer.K ...
+// (MirrorConnectorConfig's client configs) win over A.K. reo uses one set
+// of connection settings per cluster for all its clients, so a bootstrap,
+// security, SASL or TLS key given for one client with another value than
+// the cluster's is refused (MirrorMaker 2 would connect that client
+// otherwise), naming the line and key and never the value; the same value
+// is only warned about, as unused.
+func TestMM2ClientSecurityOverrides(t *testing.T) {
+	head := []string{"clusters = A, B", "A.bootstrap.servers = a:1", "B.bootstrap.servers = b:1", "A->B.enabled = true",
+		"B.security.protocol = SASL_PLAINTEXT", "B.sasl.mechanism = PLAIN",
+		`B.sasl.jaas.config = org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="cluster-secret";`}
+	for _, tc := range []struct{ line, want string }{
+		{`B.producer.sasl.jaas.config = org.apache.kafka.common.security.plain.PlainLoginModule required username="w" password="producer-secret";`,
+			"line 8: B.producer.sasl.jaas.config: MirrorMaker 2 would connect cluster B's producer with this sasl.jaas.config instead of B.sasl.jaas.config"},
+		{"A.consumer.security.protocol = SSL", "line 8: A.consumer.security.protocol: MirrorMaker 2 would connect cluster A's consumer with this security.protocol"},
+		{"A->B.source.cluster.bootstrap.servers = elsewhere:1", "line 8: A->B.source.cluster.bootstrap.servers: MirrorMaker 2 would connect cluster A's clients in flow A->B with this bootstrap.servers"},
+		{"A->B.target.producer.ssl.truststore.location = /x.jks", "line 8: A->B.target.producer.ssl.truststore.location: MirrorMaker 2 would connect cluster B's producer in flow A->B with this ssl.truststore.location"},
+	} {
+		_, _, err := loadLines(t, nil, append(head, tc.line)...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one containing %q", tc.line, err, tc.want)
+		} else if strings.Contains(err.Error(), "secret") {
+			t.Errorf("%s: the error shows a password: %v", tc.line, err)
+		}
+	}
+	// The cluster's own value, and an override for a flow that does not
+	// run: warnings.
+	c, path, err := loadLines(t, nil, append(head, "B.admin.security.protocol = SASL_PLAINTEXT", "B->A.source.cluster.bootstrap.servers = elsewhere:1")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertEveryKeyAccounted(t, path, c)
+	for _, want := range []string{"line 8: B.admin.security.protocol: ignored: the same as B.security.protocol", "line 9: B->A.source.cluster.bootstrap.servers: ignored: flow B->A does not run"} {
+		if !slices.ContainsFunc(c.warnings, func(w string) bool { return strings.Contains(w, want) }) {
+			t.Errorf("no warning %q: %v", want, c.warnings)
+		}
 	}
 }
