@@ -476,6 +476,8 @@ func (l *mm2Loader) classify() {
 				l.checkComment(p)
 			case isClientOverride(sc.kind, sub):
 				// checkClientOverrides, once the flows are known.
+			case sub == "consumer.auto.offset.reset":
+				l.warnAutoOffsetReset(p)
 			case mm2FlowKeys[sub]:
 				l.warn(p, "ignored: %s is a flow setting, which MirrorMaker 2 does not read per cluster either: write it for every flow (%s) or for one (%s->B.%s)", sub, sub, sc.alias, sub)
 			case ignoredWhy(sub) != "":
@@ -495,6 +497,8 @@ func (l *mm2Loader) classify() {
 				l.checkPolicy(p, sub)
 			case isClientOverride(sc.kind, sub):
 				// checkClientOverrides, once the flows are known.
+			case sub == "consumer.auto.offset.reset" || sub == "source.consumer.auto.offset.reset":
+				l.warnAutoOffsetReset(p)
 			case mm2ClusterKeys[sub]:
 				l.warn(p, "ignored: %s is a cluster setting, which MirrorMaker 2 does not apply per flow either: set %s.%s and %s.%s", sub, sc.src, sub, sc.dst, sub)
 			case ignoredWhy(sub) != "":
@@ -1303,5 +1307,20 @@ func (l *mm2Loader) checkClientOverrides(running map[string]bool) {
 			}
 			l.warn(p, "ignored: the same as %s, which reo uses for all its clients of the cluster", strings.Join(names, " and "))
 		}
+	}
+}
+
+// warnAutoOffsetReset names the source consumer's auto.offset.reset,
+// where MirrorMaker 2 starts a partition it has no offset for (default
+// earliest): reo starts every such partition at its log start.
+func (l *mm2Loader) warnAutoOffsetReset(p property) {
+	const what = "ignored: reo copies every partition it holds no checkpoint for from its log start"
+	switch v := strings.ToLower(strings.TrimSpace(p.Value)); v {
+	case "earliest":
+		l.warn(p, "%s, as MirrorMaker 2 does with earliest", what)
+	case "latest":
+		l.warn(p, "%s; with latest MirrorMaker 2 would copy only what is written after it first reads the partition (to copy less with reo, select fewer topics)", what)
+	default:
+		l.warn(p, "%s (MirrorMaker 2 would start it at auto.offset.reset = %s)", what, v)
 	}
 }

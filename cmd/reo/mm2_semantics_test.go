@@ -172,3 +172,27 @@ func TestMM2ClientSecurityOverrides(t *testing.T) {
 		}
 	}
 }
+
+// TestMM2AutoOffsetResetWarned: MirrorMaker 2's source consumer starts a
+// partition it has no offset for at auto.offset.reset (its default
+// earliest; A.consumer.auto.offset.reset = latest is how MirrorMaker 2
+// users skip history). reo always copies such a partition from its log
+// start, and the warning says so rather than calling it one of the client
+// settings reo sets itself.
+func TestMM2AutoOffsetResetWarned(t *testing.T) {
+	c, path, err := loadLines(t, nil, "clusters = A, B", "A.bootstrap.servers = a:1", "B.bootstrap.servers = b:1", "A->B.enabled = true",
+		"A.consumer.auto.offset.reset = latest", "A->B.source.consumer.auto.offset.reset = latest", "A->B.consumer.auto.offset.reset = earliest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertEveryKeyAccounted(t, path, c)
+	for _, want := range []string{
+		"line 5: A.consumer.auto.offset.reset: ignored: reo copies every partition it holds no checkpoint for from its log start; with latest MirrorMaker 2 would copy only what is written after it first reads the partition",
+		"line 6: A->B.source.consumer.auto.offset.reset: ignored: reo copies every partition it holds no checkpoint for from its log start; with latest",
+		"line 7: A->B.consumer.auto.offset.reset: ignored: reo copies every partition it holds no checkpoint for from its log start, as MirrorMaker 2 does with earliest",
+	} {
+		if !slices.ContainsFunc(c.warnings, func(w string) bool { return strings.Contains(w, want) }) {
+			t.Errorf("no warning %q:\n%s", want, strings.Join(c.warnings, "\n"))
+		}
+	}
+}
