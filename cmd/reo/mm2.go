@@ -733,7 +733,26 @@ func (l *mm2Loader) security(c *mm2Cluster) {
 			l.warn(jp, "control flag %s: with one login module it makes no difference", e.flag)
 		}
 		s.saslMechanism, s.saslUsername, s.saslPassword = mech, e.options["username"], e.options["password"]
-		desc = append(desc, fmt.Sprintf("SASL %s as user %s (password from line %d, not shown)", mech, e.options["username"], jp.Line))
+		who := "user"
+		// ScramLoginModule's tokenauth: the user and password are a
+		// delegation token's id and HMAC, and Kafka's SCRAM client says
+		// so with the extension tokenauth=true.
+		if v, ok := e.options["tokenauth"]; ok && e.module == scramLoginModule {
+			if strings.EqualFold(v, "true") && mech != mechPlain {
+				s.saslToken, who = true, "delegation token"
+			}
+		}
+		unused := 0
+		for k := range e.options {
+			if k != "username" && k != "password" && (k != "tokenauth" || e.module != scramLoginModule) {
+				unused++
+			}
+		}
+		if unused > 0 {
+			l.warn(jp, "%d option%s of %s %s not used by reo, which reads username and password (and ScramLoginModule's tokenauth); names and values not shown, as they may be part of a password",
+				unused, map[bool]string{true: "s"}[unused > 1], shortClass(e.module), map[bool]string{true: "are", false: "is"}[unused > 1])
+		}
+		desc = append(desc, fmt.Sprintf("SASL %s as %s %s (password from line %d, not shown)", mech, who, e.options["username"], jp.Line))
 	} else {
 		for _, k := range []string{"sasl.mechanism", "sasl.jaas.config"} {
 			if _, p, ok := get(k); ok {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"math/rand/v2"
 	"regexp"
 	"slices"
@@ -193,6 +194,45 @@ func TestMM2AutoOffsetResetWarned(t *testing.T) {
 	} {
 		if !slices.ContainsFunc(c.warnings, func(w string) bool { return strings.Contains(w, want) }) {
 			t.Errorf("no warning %q:\n%s", want, strings.Join(c.warnings, "\n"))
+		}
+	}
+}
+
+// TestMM2ScramDelegationToken: ScramLoginModule's tokenauth="true" (a
+// delegation token's id and HMAC as user and password) makes Kafka's
+// client send the SCRAM extension tokenauth=true, without which the
+// broker looks the token id up as a user and refuses it. reo sends it
+// too; other login module options reo does not read are warned about
+// (without their names or values, which may be part of a password).
+func TestMM2ScramDelegationToken(t *testing.T) {
+	c, path, err := loadLines(t, nil, "clusters = A, B", "A.bootstrap.servers = a:1", "B.bootstrap.servers = b:1", "A->B.enabled = true",
+		"A.security.protocol = SASL_PLAINTEXT", "A.sasl.mechanism = SCRAM-SHA-512",
+		`A.sasl.jaas.config = org.apache.kafka.common.security.scram.ScramLoginModule required username="tokenid" password="hmac-secret" tokenauth="true";`,
+		"B.security.protocol = SASL_PLAINTEXT", "B.sasl.mechanism = PLAIN",
+		`B.sasl.jaas.config = org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="p-secret" serviceName="kafka";`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertEveryKeyAccounted(t, path, c)
+	first := func(alias string) string {
+		m := c.clusters[alias].sec.saslMech()
+		_, msg, err := m.Authenticate(context.Background(), "broker:9092")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(msg)
+	}
+	if msg := first("A"); !strings.Contains(msg, "tokenauth=true") {
+		t.Errorf("SCRAM client-first message of a delegation token %q has no tokenauth=true extension", msg)
+	}
+	if !slices.ContainsFunc(c.warnings, func(w string) bool {
+		return strings.Contains(w, "line 10: B.sasl.jaas.config: 1 option of PlainLoginModule is not used by reo")
+	}) {
+		t.Errorf("no warning about the unused option:\n%s", strings.Join(c.warnings, "\n"))
+	}
+	for _, w := range c.warnings {
+		if strings.Contains(w, "secret") || strings.Contains(w, "serviceName") {
+			t.Errorf("warning shows a value or option name: %s", w)
 		}
 	}
 }

@@ -27,6 +27,7 @@ type security struct {
 	saslPassword       string // from the environment
 	saslPasswordFile   string
 	passwordFromEnvVar string // which variable held saslPassword, for messages
+	saslToken          bool   // SCRAM with a delegation token (tokenauth=true)
 
 	// Set by the MirrorMaker 2 import (mm2.go), which reads JKS, PKCS12
 	// and PEM stores itself: the trusted CAs and the client certificate,
@@ -168,16 +169,18 @@ func (s *security) opts(side, env string) ([]kgo.Opt, error) {
 	case s.saslPassword == "":
 		return nil, bad("sasl-password-file", "SASL %s needs a password: set %s_SASL_PASSWORD or a password file", s.saslMechanism, env)
 	}
-	var m sasl.Mechanism
+	return append(opts, kgo.SASL(s.saslMech())), nil
+}
+
+// saslMech is the SASL mechanism of s (saslMechanism set).
+func (s *security) saslMech() sasl.Mechanism {
 	switch s.saslMechanism {
-	case mechPlain:
-		m = plain.Auth{User: s.saslUsername, Pass: s.saslPassword}.AsMechanism()
 	case mechScramSHA256:
-		m = scram.Auth{User: s.saslUsername, Pass: s.saslPassword}.AsSha256Mechanism()
+		return scram.Auth{User: s.saslUsername, Pass: s.saslPassword, IsToken: s.saslToken}.AsSha256Mechanism()
 	case mechScramSHA512:
-		m = scram.Auth{User: s.saslUsername, Pass: s.saslPassword}.AsSha512Mechanism()
+		return scram.Auth{User: s.saslUsername, Pass: s.saslPassword, IsToken: s.saslToken}.AsSha512Mechanism()
 	}
-	return append(opts, kgo.SASL(m)), nil
+	return plain.Auth{User: s.saslUsername, Pass: s.saslPassword}.AsMechanism()
 }
 
 // verifyChainOnly verifies a server's certificate chain against roots
