@@ -180,6 +180,19 @@ func loopMessage(path []*mm2Flow, w string) string {
 	default:
 		who = fmt.Sprintf(" Flows %s use %s, which keeps topic names and has no cycle rule.", strings.Join(ident, " and "), identityPolicyClass)
 	}
-	return fmt.Sprintf("flows %s would copy records back to %s: a record of %s's topic %s travels back (%s%s).%s Give the flows disjoint topics (for example %s.topics.exclude), or use %s, whose cycle rule never copies a topic back to the cluster it came from",
-		labels(path), origin, origin, names[0], strings.Join(steps, "; "), forever, who, path[len(path)-1].label, defaultPolicyClass)
+	fix := fmt.Sprintf("or use %s, whose cycle rule never copies a topic back to the cluster it came from", defaultPolicyClass)
+	var seps []string
+	distinct := map[string]bool{}
+	for _, f := range path {
+		seps = append(seps, fmt.Sprintf("%s %q", f.label, f.cfg.Separator))
+		distinct[f.cfg.Separator] = true
+	}
+	if len(ident) == 0 && len(distinct) > 1 {
+		// Every flow has the cycle rule, but one flow's rule does not
+		// recognise another's copies.
+		who = " The flows' separators differ, so the cycle rule of one does not recognise the copies of another."
+		fix = fmt.Sprintf("or use one replication.policy.separator for every flow (%s)", strings.Join(seps, ", "))
+	}
+	return fmt.Sprintf("flows %s would copy records back to %s: a record of %s's topic %s travels back (%s%s).%s Give the flows disjoint topics (for example %s.topics.exclude), %s",
+		labels(path), origin, origin, names[0], strings.Join(steps, "; "), forever, who, path[len(path)-1].label, fix)
 }

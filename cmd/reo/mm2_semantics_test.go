@@ -236,3 +236,26 @@ func TestMM2ScramDelegationToken(t *testing.T) {
 		}
 	}
 }
+
+// TestMM2MixedSeparatorsLoopAdvice: under DefaultReplicationPolicy with a
+// separator per flow (A->B ".", B->A "_"), neither flow's cycle rule
+// recognises the other's copies, so records of A come back to A (as
+// B_A.orders, then A.B_A.orders on B, and so on, as in MirrorMaker 2). reo
+// refuses the file, and its advice is to use one separator: not to switch
+// to the policy the flows already use.
+func TestMM2MixedSeparatorsLoopAdvice(t *testing.T) {
+	_, _, err := loadLines(t, nil, "clusters = A, B", "A.bootstrap.servers = a:1", "B.bootstrap.servers = b:1",
+		"A->B.enabled = true", "B->A.enabled = true", "B->A.replication.policy.separator = _")
+	if err == nil {
+		t.Fatal("loaded a pair whose separators differ")
+	}
+	msg := err.Error()
+	for _, want := range []string{"would copy records back to A", `use one replication.policy.separator for every flow (A->B ".", B->A "_")`} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error %q lacks %q", msg, want)
+		}
+	}
+	if strings.Contains(msg, "or use "+defaultPolicyClass) {
+		t.Errorf("error advises the policy the flows already use: %s", msg)
+	}
+}
