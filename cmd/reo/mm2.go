@@ -1233,8 +1233,51 @@ func (l *mm2Loader) regexList(p property, v, key string) string {
 				it, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
 			return ""
 		}
+		if nestedClass(it) {
+			at := p
+			if at.Key == "" {
+				at = property{Key: key}
+			}
+			l.fail(at, "%q has a nested character class (a '[' inside [...]): Java, and so MirrorMaker 2, reads it as a union or, after &&, an intersection of classes ([a-z&&[^e]] is a to z but e), reo's RE2 as a literal '[' or a POSIX class such as [:alpha:], so the two would select different names; write the class without nesting (e.g. [a-df-z]), or \\\\[ in the file for a literal '['",
+				it)
+			return ""
+		}
 	}
 	return strings.Join(items, "|")
+}
+
+// nestedClass reports whether a regular expression has an unescaped '['
+// inside a character class, which Java and RE2 read differently.
+func nestedClass(expr string) bool {
+	inClass, quoted := false, false
+	for i := 0; i < len(expr); i++ {
+		c := expr[i]
+		switch {
+		case quoted:
+			if c == '\\' && i+1 < len(expr) && expr[i+1] == 'E' {
+				quoted = false
+				i++
+			}
+		case c == '\\':
+			if i+1 < len(expr) && expr[i+1] == 'Q' {
+				quoted = true
+			}
+			i++
+		case !inClass && c == '[':
+			inClass = true
+			if i+1 < len(expr) && expr[i+1] == '^' {
+				i++
+			}
+			if i+1 < len(expr) && expr[i+1] == ']' {
+				i++ // a leading ']' is a member
+			}
+		case inClass && c == '[':
+			return true
+		case inClass && c == ']':
+			inClass = false
+		}
+	}
+	return false
 }
 
 // clientOverride reads a key that gives some of MirrorMaker 2's clients of

@@ -259,3 +259,25 @@ func TestMM2MixedSeparatorsLoopAdvice(t *testing.T) {
 		t.Errorf("error advises the policy the flows already use: %s", msg)
 	}
 }
+
+// TestMM2JavaNestedCharacterClassesRefused: Java reads a '[' inside a
+// character class as a nested class ([a-z&&[^e]] is a-z but e, [a[b]] is
+// a or b, [[:alpha:]] the characters of ":alpha"), RE2 as a literal '['
+// or a POSIX class. Such a topics or groups expression compiles in both
+// and selects other names in reo than in MirrorMaker 2, so it is refused
+// with the file, line and key; escaped brackets and plain classes load.
+func TestMM2JavaNestedCharacterClassesRefused(t *testing.T) {
+	head := []string{"clusters = A, B", "A.bootstrap.servers = a:1", "B.bootstrap.servers = b:1", "A->B.enabled = true"}
+	for _, line := range []string{`topics = [a-z&&[^e]]+`, `A->B.topics.exclude = x, [[:alpha:]]+`, `groups = app-[a[b]]`, `groups.exclude = [^[]x`} {
+		_, _, err := loadLines(t, nil, append(head, line)...)
+		key, _, _ := strings.Cut(line, " =")
+		if want := "line 5: " + key + ": "; err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "nested character class") {
+			t.Errorf("%s: error %v, want one naming %q and the nested class", line, err, want)
+		}
+	}
+	for _, line := range []string{`topics = [a-z]+\\[x\\]`, `topics = \\Q[a[b]]\\E`, `groups = [\\[a]b`, `topics = [a-z.-]+`} {
+		if _, _, err := loadLines(t, nil, append(head, line)...); err != nil {
+			t.Errorf("%s: %v", line, err)
+		}
+	}
+}
