@@ -223,6 +223,14 @@ func loadMM2(path string, base replicator.Config, env map[string]string) (*mm2Co
 			l.fail(p, "flows %s and %s have the same replication name %s: each flow needs its own (set %s.reo.name)", g.label, f.label, f.cfg.Name, f.label)
 		}
 		names[f.cfg.Name] = f
+		// Heartbeats and checkpoints topics the file asks for: reo
+		// writes neither (monitoring and RemoteClusterUtils read them).
+		if hp, ok := l.flowProp(f.source, f.target, "emit.heartbeats.enabled"); ok && javaBool(strings.TrimSpace(hp.Value)) {
+			l.warnOnce(hp, "reo emits no heartbeats and writes no heartbeats topic (watch reo_partition_lag_records and /readyz instead); the key only decides, as in MirrorMaker 2, whether a flow enabled by a top-level enabled = true runs")
+		}
+		if cp, ok := l.flowProp(f.source, f.target, "emit.checkpoints.enabled"); ok && f.cfg.NoGroupSync && javaBool(strings.TrimSpace(cp.Value)) {
+			l.warnOnce(cp, "reo writes no <source>.checkpoints.internal topic (MirrorMaker 2's translated group offsets, read by RemoteClusterUtils): set sync.group.offsets.enabled = true to have reo commit exactly translated offsets to the groups on the destination instead")
+		}
 		// groups without sync.group.offsets.enabled: MirrorMaker 2 would
 		// only emit checkpoints, which reo does not write.
 		if f.cfg.NoGroupSync {

@@ -281,3 +281,37 @@ func TestMM2JavaNestedCharacterClassesRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestMM2HeartbeatsAndCheckpointsAskedForAreWarned: a file that turns on
+// MirrorMaker 2's heartbeats (emit.heartbeats.enabled = true) or its
+// checkpoints topic (emit.checkpoints.enabled = true without
+// sync.group.offsets.enabled) asks for topics reo never writes, which
+// monitoring and RemoteClusterUtils read: each is named in a warning,
+// once, however many flows read it.
+func TestMM2HeartbeatsAndCheckpointsAskedForAreWarned(t *testing.T) {
+	c, path, err := loadLines(t, nil, "clusters = A, B", "A.bootstrap.servers = a:1", "B.bootstrap.servers = b:1",
+		"A->B.enabled = true", "B->A.enabled = true", "emit.heartbeats.enabled = true", "emit.checkpoints.enabled = true",
+		"B->A.sync.group.offsets.enabled = true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertEveryKeyAccounted(t, path, c)
+	for _, want := range []string{
+		"line 6: emit.heartbeats.enabled: reo emits no heartbeats",
+		"line 7: emit.checkpoints.enabled: reo writes no <source>.checkpoints.internal topic",
+	} {
+		if n := len(slices.DeleteFunc(slices.Clone(c.warnings), func(w string) bool { return !strings.Contains(w, want) })); n != 1 {
+			t.Errorf("%d warnings %q, want 1:\n%s", n, want, strings.Join(c.warnings, "\n"))
+		}
+	}
+	// With the sync on for every flow, emit.checkpoints.enabled is what
+	// keeps it on: no warning.
+	c, _, err = loadLines(t, nil, "clusters = A, B", "A.bootstrap.servers = a:1", "B.bootstrap.servers = b:1",
+		"A->B.enabled = true", "emit.checkpoints.enabled = true", "sync.group.offsets.enabled = true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.ContainsFunc(c.warnings, func(w string) bool { return strings.Contains(w, "emit.checkpoints.enabled") }) {
+		t.Errorf("warning with the sync on: %v", c.warnings)
+	}
+}
