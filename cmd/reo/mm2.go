@@ -243,6 +243,7 @@ func loadMM2(path string, base replicator.Config, env map[string]string) (*mm2Co
 	}
 	if len(l.errs) == 0 {
 		l.checkFlows(cfg.flows, clustersProp)
+		l.checkIdentityHeartbeats(cfg.flows)
 	}
 	noFlow := true
 	switch {
@@ -1392,5 +1393,46 @@ func (l *mm2Loader) warnAutoOffsetReset(p property) {
 		l.warn(p, "%s; with latest MirrorMaker 2 would copy only what is written after it first reads the partition (to copy less with reo, select fewer topics)", what)
 	default:
 		l.warn(p, "%s (MirrorMaker 2 would start it at auto.offset.reset = %s)", what, v)
+	}
+}
+
+// checkIdentityHeartbeats warns about identity flows that can select a
+// topic whose name ends in "heartbeats": IdentityReplicationPolicy keeps
+// names except for those (looksLikeHeartbeat), which it prefixes as
+// DefaultReplicationPolicy does; reo keeps every name.
+func (l *mm2Loader) checkIdentityHeartbeats(flows []*mm2Flow) {
+	hb, err := compileTopicDFA(".*heartbeats")
+	if err != nil {
+		return
+	}
+	var order []string
+	byKey := map[string][]string{}
+	props := map[string]property{}
+	for _, f := range flows {
+		if !f.identity {
+			continue
+		}
+		sel, err := selection(f.include, f.exclude)
+		if err != nil {
+			continue
+		}
+		m, err := intersect(sel, hb)
+		if err != nil {
+			continue
+		}
+		w, ok := m.shortest()
+		if !ok {
+			continue
+		}
+		p, _ := l.flowProp(f.source, f.target, "replication.policy.class")
+		if _, seen := byKey[p.Key]; !seen {
+			order = append(order, p.Key)
+		}
+		props[p.Key] = p
+		byKey[p.Key] = append(byKey[p.Key], fmt.Sprintf("flow %s can select topics whose name ends in heartbeats (%s), which MirrorMaker 2's IdentityReplicationPolicy still prefixes (%s%s%s)", f.label, w, f.source, f.cfg.Separator, w))
+	}
+	for _, k := range order {
+		l.warn(props[k], "%s, as it takes them for heartbeats topics; reo keeps their names. Add .*heartbeats to topics.exclude if the destination should not get them under their own names",
+			strings.Join(byKey[k], "; "))
 	}
 }

@@ -315,3 +315,29 @@ func TestMM2HeartbeatsAndCheckpointsAskedForAreWarned(t *testing.T) {
 		t.Errorf("warning with the sync on: %v", c.warnings)
 	}
 }
+
+// TestMM2IdentityHeartbeatNamesWarned: IdentityReplicationPolicy keeps
+// names except for topics that look like heartbeats (whose name ends in
+// "heartbeats"): MirrorMaker 2 names the copy of orders-heartbeats
+// A.orders-heartbeats, reo orders-heartbeats. A flow that can select such
+// a topic says so, with an example; one that cannot does not.
+func TestMM2IdentityHeartbeatNamesWarned(t *testing.T) {
+	head := []string{"clusters = A, B", "A.bootstrap.servers = a:1", "B.bootstrap.servers = b:1", "A->B.enabled = true",
+		"replication.policy.class = " + identityPolicyClass}
+	c, path, err := loadLines(t, nil, head...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertEveryKeyAccounted(t, path, c)
+	want := "line 5: replication.policy.class: flow A->B can select topics whose name ends in heartbeats (heartbeats), which MirrorMaker 2's IdentityReplicationPolicy still prefixes (A.heartbeats)"
+	if !slices.ContainsFunc(c.warnings, func(w string) bool { return strings.Contains(w, want) }) {
+		t.Errorf("no warning %q:\n%s", want, strings.Join(c.warnings, "\n"))
+	}
+	c, _, err = loadLines(t, nil, append(head, "topics = orders.*", "topics.exclude = .*heartbeats")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.ContainsFunc(c.warnings, func(w string) bool { return strings.Contains(w, "heartbeats") }) {
+		t.Errorf("warning for a flow that selects no heartbeats-like topic: %v", c.warnings)
+	}
+}
