@@ -77,6 +77,10 @@ type Checkpoint struct {
 	SrcTopicID string `json:"srcTopicId,omitempty"`
 	DstTopicID string `json:"dstTopicId,omitempty"`
 	SrcEpoch   int32  `json:"srcEpoch"`
+
+	// adopted: made by AdoptDestination, not read from the checkpoint
+	// topic (never encoded).
+	adopted bool
 }
 
 // OwnerMarkerPartition is the partition number of a topic's ownership

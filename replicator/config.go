@@ -245,6 +245,18 @@ type Config struct {
 	// again would duplicate everything.
 	AllowNonEmptyDestination bool
 
+	// AdoptDestination lets reo continue a partition that has no
+	// checkpoint after the records another tool (MirrorMaker 2, an
+	// earlier copy) already put into its destination partition, instead
+	// of refusing it: reo reads the destination's last committed record,
+	// finds the one source record with the same key, value, headers and
+	// timestamp, and copies from the offset after it. A partition whose
+	// last record is not in the source, or is there twice, stops reo
+	// with an AdoptError naming it. Partitions copied again
+	// (ResyncChangedTopics) are not adopted. It cannot be combined with
+	// AllowNonEmptyDestination.
+	AdoptDestination bool
+
 	// ResyncChangedTopics lets reo copy a source partition again from its
 	// log start when its checkpoint no longer matches what it points at
 	// (IdentityError: the source topic was recreated, the destination
@@ -377,6 +389,8 @@ func (cfg Config) compile() (*compiled, error) {
 		return nil, bad("DestAlias", "%q is also the source alias: the two clusters need different aliases", cfg.DestAlias)
 	case cfg.Shards < 0 || cfg.Shards > MaxShards:
 		return nil, bad("Shards", "%d is not in [1, %d] (or 0: the existing count, %d for a new replication)", cfg.Shards, MaxShards, DefaultShards)
+	case cfg.AdoptDestination && cfg.AllowNonEmptyDestination:
+		return nil, bad("AdoptDestination", "cannot be combined with AllowNonEmptyDestination (--allow-nonempty-destination): one continues after the records a destination partition holds, the other copies the whole partition after them")
 	case cfg.CommitInterval < 0:
 		return nil, bad("CommitInterval", "must be positive")
 	case cfg.CommitLinger < 0:

@@ -741,10 +741,11 @@ func (s *copier) commit(ctx context.Context, b *batch) error {
 			// records copied are still the checkpoint's.
 			cp.SrcFirst, cp.SrcLast, cp.DstFirst, cp.DstLast, cp.SrcEpoch = old.SrcFirst, old.SrcLast, old.DstFirst, old.DstLast, old.SrcEpoch
 		}
-		if old, ok := s.committed[p]; ok && old.Version == 1 && pp.srcLast < 0 && old.Next == cp.Next && old.DstTopic == cp.DstTopic {
+		if old, ok := s.committed[p]; ok && (old.Version == 1 || old.adopted) && pp.srcLast < 0 && old.Next == cp.Next && old.DstTopic == cp.DstTopic {
 			// Nothing copied and the position unchanged (a version 1
-			// checkpoint rewritten with ids): what the checkpoint
-			// said of its last records still holds.
+			// checkpoint rewritten with ids, or an adopted partition's
+			// first): what the checkpoint said of its last records
+			// still holds.
 			cp.SrcFirst, cp.SrcLast, cp.DstFirst, cp.DstLast, cp.SrcEpoch = old.SrcFirst, old.SrcLast, old.DstFirst, old.DstLast, old.SrcEpoch
 		}
 		cps[p] = cp
@@ -1327,6 +1328,41 @@ func (s *copier) openSource(ctx context.Context, parts []partitionPlan, sz shard
 		}
 		offsets[p.Topic][p.Partition] = kgo.NewOffset().At(next)
 	}
+	if len(fresh) > 0 && !r.cfg.AllowNonEmptyDestination {
+		has, err := r.hasCommittedData(ctx, fresh)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range fresh {
+			if !has[d] {
+				continue
+			}
+			src := freshSrc[d]
+			if r.cfg.AdoptDestination && resynced[d] == "" {
+				// Another tool's records (AdoptDestination): continue
+				// after the last of them. The move commits the
+				// position at once, with the adopted record's ranges.
+				spans, err := r.waitStableAll(ctx, []tp{d})
+				if err != nil {
+					return nil, err
+				}
+				cp, err := r.adopt(ctx, src, d, spans[d], s.ids[src])
+				if err != nil {
+					return nil, err
+				}
+				w.log.Warn("adopted a destination partition another tool filled: copying from the source offset after its last record (AdoptDestination)",
+					"topic", src.topic, "partition", src.partition, "dest_topic", d.topic, "source_offset", cp.SrcLast, "dest_offset", cp.DstLast, "next", cp.Next)
+				r.m.adopted.WithLabelValues(src.topic).Inc()
+				s.committed[src] = cp
+				s.movedTo[src] = cp.Next
+				offsets[src.topic][src.partition] = kgo.NewOffset().At(cp.Next)
+				continue
+			}
+			ne := &NonEmptyDestinationError{Topic: src.topic, Partition: src.partition, DestTopic: d.topic}
+			ne.Resync = resynced[d]
+			return nil, ne
+		}
+	}
 	truncatedAt, reread, err := s.checkEpochs(ctx, epochs)
 	if err != nil {
 		return nil, err
@@ -1386,20 +1422,6 @@ func (s *copier) openSource(ctx context.Context, parts []partitionPlan, sz shard
 		}
 	}
 	w.trans.drop(keep)
-	if len(fresh) > 0 && !r.cfg.AllowNonEmptyDestination {
-		has, err := r.hasCommittedData(ctx, fresh)
-		if err != nil {
-			return nil, err
-		}
-		for _, d := range fresh {
-			if has[d] {
-				src := freshSrc[d]
-				ne := &NonEmptyDestinationError{Topic: src.topic, Partition: src.partition, DestTopic: d.topic}
-				ne.Resync = resynced[d]
-				return nil, ne
-			}
-		}
-	}
 	s.trace, s.answeredAt, s.assumed = &fetchTrace{answered: make(map[int32]int64)}, make(map[tp]answered), make(map[tp]bool)
 	s.served, s.pushed, s.got, s.statusAt = make(map[tp]time.Time, len(parts)), make(map[tp]answered, len(parts)), make(map[tp]bool), time.Time{}
 	for _, p := range parts {

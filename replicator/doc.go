@@ -123,7 +123,7 @@
 // source log start, or the client saw data loss), SourceTruncatedError
 // (checkpoint beyond the source log end), RecordTooLargeError,
 // PartitionCountError (destination has fewer partitions than the source),
-// NonEmptyDestinationError, CheckpointDecodeError, AuthError, ConfigError,
+// NonEmptyDestinationError, AdoptError, CheckpointDecodeError, AuthError, ConfigError,
 // IdentityError, ReplicationIdentityError, SettingsConflictError,
 // OwnTopicDeletedError, DestTruncatedError and a shard count that differs
 // from the existing checkpoint topic's. With AllowDataLoss, gaps, source
@@ -177,7 +177,15 @@
 //     partition that already holds committed records (aborted records and
 //     markers do not count): that usually means lost checkpoints or a renamed
 //     replication, and copying would duplicate. AllowNonEmptyDestination
-//     overrides it.
+//     overrides it. AdoptDestination continues such a partition after
+//     its last committed record, found in the source by content (key,
+//     value, headers, timestamp) from the first offset at its timestamp
+//     (ListOffsets by time) to the stable end: the one match's next
+//     offset is committed at once as a checkpoint-only move carrying
+//     the match's offsets, so translation and the epoch check work from
+//     there. No match, or two, is an AdoptError: after the first of two
+//     could copy again, after the second skip. It trusts the other
+//     tool to have copied in order what came before the match.
 //   - Checkpoint keys include the source cluster id; checkpoints of another
 //     source cluster id are ignored (and logged). The replication's
 //     identity record makes that case a refusal at start.

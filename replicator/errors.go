@@ -108,8 +108,24 @@ func (e *NonEmptyDestinationError) Error() string {
 		return fmt.Sprintf("%s: topic %s partition %d is to be copied again from its log start (--resync-changed-topics) but destination topic %s partition %d already holds committed records: delete destination topic %s first (reo recreates it), or add --allow-nonempty-destination to append after them",
 			e.Resync, e.Topic, e.Partition, e.DestTopic, e.Partition, e.DestTopic)
 	}
-	return fmt.Sprintf("topic %s partition %d has no checkpoint but destination topic %s partition %d already holds committed records: copying would duplicate them (checkpoints lost, or replication renamed?); set AllowNonEmptyDestination / --allow-nonempty-destination to copy anyway",
+	return fmt.Sprintf("topic %s partition %d has no checkpoint but destination topic %s partition %d already holds committed records: copying would duplicate them (checkpoints lost, replication renamed, or another tool such as MirrorMaker 2 copied them?); set AdoptDestination / --adopt-destination to continue after them (reo finds the last of them in the source), or AllowNonEmptyDestination / --allow-nonempty-destination to copy the whole partition anyway",
 		e.Topic, e.Partition, e.DestTopic, e.Partition)
+}
+
+// AdoptError means AdoptDestination could not tell where the records
+// already in a destination partition end in its source partition.
+type AdoptError struct {
+	Topic     string
+	Partition int32
+	DestTopic string
+	DestLast  int64   // offset of the destination's last committed record
+	Matches   []int64 // source offsets holding that record (0 or 2)
+	Why       string
+}
+
+func (e *AdoptError) Error() string {
+	return fmt.Sprintf("topic %s partition %d has no checkpoint and destination topic %s partition %d already holds records, but --adopt-destination cannot continue after them: %s; nothing was copied to it (delete destination topic %s to copy the partition whole, or use --allow-nonempty-destination to append the whole partition after them)",
+		e.Topic, e.Partition, e.DestTopic, e.Partition, e.Why, e.DestTopic)
 }
 
 // Mismatch kinds of an IdentityError.
@@ -289,10 +305,11 @@ func fatal(err error) bool {
 		set   *SettingsConflictError
 		own   *OwnTopicDeletedError
 		dtr   *DestTruncatedError
+		ado   *AdoptError
 	)
 	return errors.As(err, &gap) || errors.As(err, &trunc) || errors.As(err, &large) || errors.As(err, &count) ||
 		errors.As(err, &dec) || errors.As(err, &ne) || errors.As(err, &auth) ||
-		errors.As(err, &cfg) || errors.As(err, &sc) || errors.As(err, &ide) || errors.As(err, &rid) || errors.As(err, &set) || errors.As(err, &own) || errors.As(err, &dtr)
+		errors.As(err, &cfg) || errors.As(err, &sc) || errors.As(err, &ide) || errors.As(err, &rid) || errors.As(err, &set) || errors.As(err, &own) || errors.As(err, &dtr) || errors.As(err, &ado)
 }
 
 // fenced reports whether err means another producer took this shard's

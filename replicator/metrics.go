@@ -24,6 +24,7 @@ type metrics struct {
 	reasons       prometheus.GaugeFunc     //
 	blocked       prometheus.Gauge         //
 	resyncs       *prometheus.CounterVec   // topic, reason
+	adopted       *prometheus.CounterVec   // topic
 
 	groupsSynced      prometheus.Gauge       //
 	groupSyncLast     prometheus.Gauge       //
@@ -89,6 +90,9 @@ func newMetrics(reg prometheus.Registerer, ready func() bool, reasons func() flo
 	m.resyncs = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "reo_resyncs_total", Help: "Source partitions copied again from their log start because their checkpoint no longer matched (ResyncChangedTopics), by source topic and reason.",
 	}, []string{"topic", "reason"})
+	m.adopted = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "reo_adopted_partitions_total", Help: "Source partitions without checkpoint continued after the records another tool put into their destination partition (AdoptDestination), by source topic.",
+	}, []string{"topic"})
 	m.groupsSynced = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "reo_group_sync_groups", Help: "Consumer groups that got offsets committed on the destination in the last sync round of this instance.",
 	})
@@ -104,7 +108,7 @@ func newMetrics(reg prometheus.Registerer, ready func() bool, reasons func() flo
 	m.forcedRebalances = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "reo_ownership_rebalances_forced_total", Help: "Ownership group rebalances this instance asked for because shards stayed behind with no instance copying them.",
 	})
-	m.all = []prometheus.Collector{m.forcedRebalances, m.groupsSynced, m.groupSyncLast, m.translateFailures, m.groupSyncSkipped, m.reasons, m.blocked, m.resyncs, m.records, m.bytes, m.committed, m.aborted, m.commitLatency, m.commitPhase,
+	m.all = []prometheus.Collector{m.forcedRebalances, m.groupsSynced, m.groupSyncLast, m.translateFailures, m.groupSyncSkipped, m.reasons, m.blocked, m.resyncs, m.adopted, m.records, m.bytes, m.committed, m.aborted, m.commitLatency, m.commitPhase,
 		m.e2eLatency, m.lag, m.shardsOwned, m.skipped, m.restarts, m.ready}
 	if reg == nil {
 		return m, nil

@@ -201,6 +201,8 @@ var settingsTable = []setting{
 		set: boolSetting(func(c *settings) *bool { return &c.cfg.AllowDataLoss })},
 	{flag: "allow-nonempty-destination", env: "REO_ALLOW_NONEMPTY_DESTINATION", usage: "copy partitions without checkpoint into non-empty destination partitions", def: "false", isBool: true,
 		set: boolSetting(func(c *settings) *bool { return &c.cfg.AllowNonEmptyDestination })},
+	{flag: "adopt-destination", env: "REO_ADOPT_DESTINATION", usage: "continue partitions without checkpoint whose destination partition another tool (MirrorMaker 2) filled after its last record, found in the source by key, value, headers and timestamp; stop when it is not there or there twice", def: "false", isBool: true,
+		set: boolSetting(func(c *settings) *bool { return &c.cfg.AdoptDestination })},
 	{flag: "resync-changed-topics", env: "REO_RESYNC_CHANGED_TOPICS", usage: "when a checkpoint no longer matches its topics (source topic recreated, destination topic deleted or recreated, destination name changed), copy the partition again from its source log start into an empty destination partition instead of stopping", def: "false", isBool: true,
 		set: boolSetting(func(c *settings) *bool { return &c.cfg.ResyncChangedTopics })},
 	{heading: "operations", flag: "metrics-addr", env: "REO_METRICS_ADDR", usage: "listen address for /metrics, /healthz, /readyz (empty: off)",
@@ -493,7 +495,7 @@ var configFields = map[string]string{
 	"TopicRefreshInterval": "topic-refresh-interval",
 	"Separator":            "separator", "DestAlias": "dest-alias",
 	"Groups": "groups", "GroupsExclude": "groups-exclude", "GroupsExcludeNone": "groups-exclude", "GroupSyncInterval": "sync-group-offsets-interval",
-	"NoGroupSync": "sync-group-offsets", "ProgressInterval": "progress-interval", "ResyncChangedTopics": "resync-changed-topics",
+	"NoGroupSync": "sync-group-offsets", "ProgressInterval": "progress-interval", "ResyncChangedTopics": "resync-changed-topics", "AdoptDestination": "adopt-destination",
 	// The engine derives these from reo's settings.
 	"FencedRetryDelay": "session-timeout", // twice the session timeout
 	"MaxInflightBytes": "max-inflight-bytes", "BatchMaxBytes": "max-inflight-bytes",
