@@ -41,6 +41,10 @@ func (r *Replicator) groupSyncLoop(ctx context.Context) {
 		case ctx.Err() != nil:
 			return
 		case err != nil:
+			// A round that left a selected group unsynced is not a
+			// success: the last-success time is what an operator
+			// checks before failing over.
+			r.m.groupsSynced.Set(float64(n))
 			r.log.Warn("syncing consumer group offsets, will retry", "err", err)
 		default:
 			r.m.groupsSynced.Set(float64(n))
@@ -61,6 +65,7 @@ func (c *compiled) groupSelected(group string) bool {
 }
 
 // syncGroups runs one sync round and returns how many groups got offsets.
+// Its error names the groups it could not sync, if any.
 func (r *Replicator) syncGroups(ctx context.Context) (int, error) {
 	p, _ := r.currentPlan()
 	if p == nil {
@@ -93,16 +98,25 @@ func (r *Replicator) syncGroups(ctx context.Context) (int, error) {
 		}
 	}
 	synced := 0
+	var failed []string
+	var firstErr error
 	ids := make(map[string]string) // destination topic -> its id, listed once per round
 	for _, g := range names {
 		n, err := r.syncGroup(ctx, g, plans, owned, ids)
 		if err != nil {
 			r.log.Warn("syncing consumer group offsets", "group", g, "err", err)
+			if firstErr == nil {
+				firstErr = err
+			}
+			failed = append(failed, g)
 			continue
 		}
 		if n > 0 {
 			synced++
 		}
+	}
+	if len(failed) > 0 {
+		return synced, fmt.Errorf("%d of %d groups not synced (%s; group %s: %w)", len(failed), len(names), strings.Join(failed[:min(len(failed), 5)], ", "), failed[0], firstErr)
 	}
 	return synced, nil
 }
@@ -112,6 +126,9 @@ func (r *Replicator) syncGroups(ctx context.Context) (int, error) {
 // members on the destination. It returns how many offsets it committed.
 func (r *Replicator) syncGroup(ctx context.Context, group string, plans map[tp]partitionPlan, owned map[int32]*translator, ids map[string]string) (int, error) {
 	src, err := r.srcAdm.FetchOffsets(ctx, group)
+	if errors.Is(err, kerr.GroupIDNotFound) {
+		return 0, nil // deleted since it was listed
+	}
 	if err != nil {
 		return 0, fmt.Errorf("fetch source offsets: %w", err)
 	}

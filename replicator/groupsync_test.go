@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // srcOffsets lists the source offsets of a partition's committed data
@@ -221,5 +223,69 @@ func TestGroupSyncSkipsRecreatedDestination(t *testing.T) {
 	})
 	if o, ok := groupOffsets(t, dst, "app").Lookup("orders", 0); ok && o.Err == nil {
 		t.Fatalf("group app has offset %d in the recreated, empty destination topic; want none", o.At)
+	}
+}
+
+// TestGroupSyncRefusedIsNotSuccess proves that a sync round in which a
+// group's offsets could not be committed on the destination (here the
+// destination refuses the commit, as it does without a Group ACL for reo)
+// is not reported as a successful sync: the last-success timestamp, which
+// operators check before a failover, stays before the first refusal while
+// the group stays unsynced. Another group still syncs.
+func TestGroupSyncRefusedIsNotSuccess(t *testing.T) {
+	src := newCluster(t, "src", 1, "orders")
+	dst := newCluster(t, "dst", 1)
+	var mu sync.Mutex
+	refused, firstRefusal := 0, time.Time{}
+	dst.ControlKey(int16(kmsg.OffsetCommit), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		dst.KeepControl()
+		r := req.(*kmsg.OffsetCommitRequest)
+		if r.Group != "denied" {
+			return nil, nil, false
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if refused == 0 {
+			firstRefusal = time.Now()
+		}
+		refused++
+		resp := r.ResponseKind().(*kmsg.OffsetCommitResponse)
+		for _, rt := range r.Topics {
+			st := kmsg.NewOffsetCommitResponseTopic()
+			st.Topic = rt.Topic
+			for _, rp := range rt.Partitions {
+				sp := kmsg.NewOffsetCommitResponseTopicPartition()
+				sp.Partition = rp.Partition
+				sp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+				st.Partitions = append(st.Partitions, sp)
+			}
+			resp.Topics = append(resp.Topics, st)
+		}
+		return resp, nil, true
+	})
+	produceNumbered(t, src, "orders", "a", 20, 1)
+	cfg := testConfig(src, dst, "orders")
+	cfg.GroupSyncInterval = 100 * time.Millisecond
+	run := start(t, cfg)
+	waitFor(t, 30*time.Second, countIs(t, dst, "orders", 20))
+	commitGroup(t, src, "denied", "orders", map[int32]int64{0: 10})
+	commitGroup(t, src, "allowed", "orders", map[int32]int64{0: 5})
+	waitFor(t, 10*time.Second, func() string {
+		if _, ok := groupOffsets(t, dst, "allowed").Lookup("orders", 0); !ok {
+			return "group allowed not synced yet"
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if refused < 3 { // rounds run one after another: the first refusal's round has ended
+			return fmt.Sprintf("%d commits of group denied refused, want 3", refused)
+		}
+		return ""
+	})
+	mu.Lock()
+	first := firstRefusal
+	mu.Unlock()
+	last := run.metricValue(t, "reo_group_sync_last_success_timestamp_seconds", nil)
+	if at := time.Unix(0, int64(last*1e9)); !at.Before(first) {
+		t.Fatalf("reo_group_sync_last_success_timestamp_seconds is %v, after the first refused commit of group denied at %v: a round that synced no offset of a selected group counted as a success", at, first)
 	}
 }

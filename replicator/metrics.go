@@ -97,7 +97,7 @@ func newMetrics(reg prometheus.Registerer, ready func() bool, reasons func() flo
 		Name: "reo_group_sync_groups", Help: "Consumer groups that got offsets committed on the destination in the last sync round of this instance.",
 	})
 	m.groupSyncLast = prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "reo_group_sync_last_success_timestamp_seconds", Help: "When this instance last completed a consumer group offset sync round (Unix seconds); time() minus it is the sync age.",
+		Name: "reo_group_sync_last_success_timestamp_seconds", Help: "When this instance last completed a consumer group offset sync round in which no selected group failed (Unix seconds); time() minus it is the sync age. A group whose offsets cannot be read or committed (e.g. a missing ACL) keeps it from advancing.",
 	})
 	m.translateFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "reo_group_offset_translation_failures_total", Help: "Source group offsets not translated, by reason (e.g. older than the copy history, destination position not known yet).",
