@@ -153,9 +153,12 @@ func (r *Replicator) syncGroup(ctx context.Context, group string, plans map[tp]p
 			return
 		}
 		d := max(0, tr.Offset+translateSkew)
+		// src= names the source offset d translates exactly: o.At,
+		// or the copy's position while the group is ahead of it, so
+		// that it equals the group's offset only once d is final.
 		want.Add(kadm.Offset{Topic: tr.Topic, Partition: p.partition, At: d, LeaderEpoch: -1,
-			Metadata: syncMetaPrefix + r.cfg.Name + " src=" + strconv.FormatInt(o.At, 10) + " at=" + now})
-		from[tp{tr.Topic, p.partition}] = o.At
+			Metadata: syncMetaPrefix + r.cfg.Name + " src=" + strconv.FormatInt(tr.From, 10) + " at=" + now})
+		from[tp{tr.Topic, p.partition}] = tr.From
 		copiedInto[tp{tr.Topic, p.partition}] = tr.ID
 	})
 	if len(want) == 0 {
@@ -177,8 +180,23 @@ func (r *Replicator) syncGroup(ctx context.Context, group string, plans map[tp]p
 	}
 	commit := make(kadm.Offsets)
 	want.Each(func(o kadm.Offset) {
-		if c, ok := cur.Lookup(o.Topic, o.Partition); ok && c.Err == nil && c.At >= o.At {
-			return // never backwards, and nothing to do when equal
+		if c, ok := cur.Lookup(o.Topic, o.Partition); ok && c.Err == nil {
+			switch {
+			case c.At > o.At:
+				return // never backwards
+			case c.At == o.At:
+				// The same destination offset: committed again only
+				// to record the source offset it now stands for
+				// (moved over markers or aborted records), when reo
+				// committed it; `reo offsets` shows the group synced
+				// once the two agree.
+				if name, _ := syncMetaName(c.Metadata); name != r.cfg.Name {
+					return
+				}
+				if was, _ := parseSyncMeta(c.Metadata); was == from[tp{o.Topic, o.Partition}] {
+					return
+				}
+			}
 		}
 		commit.Add(o)
 	})
@@ -272,7 +290,7 @@ type GroupOffset struct {
 	Source     int64  `json:"sourceOffset"` // -1: no committed offset
 	DestTopic  string `json:"destTopic"`
 	Dest       int64  `json:"destOffset"` // -1: none on the destination
-	SyncedFrom int64  `json:"syncedFrom"` // the source offset Dest was translated from; -1 if not by reo
+	SyncedFrom int64  `json:"syncedFrom"` // the source offset Dest is the exact translation of (the copy's position while the group was ahead of it); -1 if not by reo
 	SyncedAt   string `json:"syncedAt,omitempty"`
 }
 
@@ -327,6 +345,17 @@ func GroupOffsets(ctx context.Context, cfg Config, group, topic string) ([]Group
 		return int(a.Partition - b.Partition)
 	})
 	return out, nil
+}
+
+// syncMetaName returns the replication name in the metadata reo writes
+// with a synced offset, and whether the metadata is reo's.
+func syncMetaName(meta string) (string, bool) {
+	rest, ok := strings.CutPrefix(meta, syncMetaPrefix)
+	if !ok {
+		return "", false
+	}
+	name, _, _ := strings.Cut(rest, " ")
+	return name, true
 }
 
 // parseSyncMeta reads the metadata reo writes with a synced offset.

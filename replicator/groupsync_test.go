@@ -289,3 +289,62 @@ func TestGroupSyncRefusedIsNotSuccess(t *testing.T) {
 		t.Fatalf("reo_group_sync_last_success_timestamp_seconds is %v, after the first refused commit of group denied at %v: a round that synced no offset of a selected group counted as a success", at, first)
 	}
 }
+
+// TestSyncedFromFollowsTheSourceGroup proves that what GroupOffsets (and
+// `reo offsets`) shows as the source offset a destination offset was
+// synced from follows the source group even when the group moved over
+// offsets that translate to the same destination offset (a transaction
+// marker, aborted records). The failover procedure waits for SYNCED-FROM
+// to equal SOURCE-OFFSET after the consumers stopped on the source; it
+// must get there.
+func TestSyncedFromFollowsTheSourceGroup(t *testing.T) {
+	src := newCluster(t, "src", 1, "orders")
+	dst := newCluster(t, "dst", 1)
+	n := produceMixed(t, src, "orders", 1, 0) // ends with a committed transaction and its marker
+	cfg := testConfig(src, dst, "orders")
+	cfg.GroupSyncInterval = 100 * time.Millisecond
+	start(t, cfg)
+	waitFor(t, 30*time.Second, countIs(t, dst, "orders", n))
+	srcOffs := dataOffsets(t, src, "orders", 0)
+	marker := srcOffs[len(srcOffs)-1] + 1
+	synced := func(s int64) func() string {
+		return func() string {
+			offs, err := GroupOffsets(context.Background(), cfg, "app", "")
+			if err != nil {
+				return err.Error()
+			}
+			if len(offs) != 1 || offs[0].Source != s || offs[0].SyncedFrom != s || offs[0].Dest < 0 {
+				return fmt.Sprintf("group app's offsets %+v, want source and synced-from %d", offs, s)
+			}
+			return ""
+		}
+	}
+	commitGroup(t, src, "app", "orders", map[int32]int64{0: marker})
+	waitFor(t, 10*time.Second, synced(marker))
+	at, _ := groupOffsets(t, dst, "app").Lookup("orders", 0)
+
+	// Past the marker: the same destination offset.
+	commitGroup(t, src, "app", "orders", map[int32]int64{0: marker + 1})
+	waitFor(t, 10*time.Second, synced(marker+1))
+	if now, _ := groupOffsets(t, dst, "app").Lookup("orders", 0); now.At != at.At {
+		t.Fatalf("destination offset moved from %d to %d; source offsets %d and %d translate to the same", at.At, now.At, marker, marker+1)
+	}
+
+	// A group ahead of the copy is held at the copy's position: its
+	// destination offset is the translation of that position, which is
+	// what SYNCED-FROM must say (not yet the group's offset).
+	commitGroup(t, src, "ahead", "orders", map[int32]int64{0: marker + 4})
+	waitFor(t, 10*time.Second, func() string {
+		offs, err := GroupOffsets(context.Background(), cfg, "ahead", "")
+		if err != nil {
+			return err.Error()
+		}
+		if len(offs) != 1 || offs[0].Dest != at.At {
+			return fmt.Sprintf("group ahead's offsets %+v, want destination offset %d", offs, at.At)
+		}
+		if offs[0].SyncedFrom != marker+1 {
+			t.Fatalf("group ahead (source offset %d, the copy at %d) shows synced-from %d, want the copy's position %d: its destination offset %d is the translation of that", marker+4, marker+1, offs[0].SyncedFrom, marker+1, offs[0].Dest)
+		}
+		return ""
+	})
+}

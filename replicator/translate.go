@@ -210,11 +210,14 @@ func (t *translator) committed(p tp, r CopiedRange, dstNext int64) {
 
 // translation is where a source group offset lands in the destination: an
 // offset of destination topic Topic, whose id was ID when the session
-// that copied it checked the topic ("" if unknown).
+// that copied it checked the topic ("" if unknown). From is the source
+// offset Offset is the exact translation of: the group's offset, or the
+// copy's position when the group is ahead of the copy (held there).
 type translation struct {
 	Offset int64
 	Topic  string
 	ID     string
+	From   int64
 }
 
 // translate translates source offset s of p for the source topic id srcID.
@@ -234,5 +237,5 @@ func (t *translator) translate(p tp, srcID string, s int64) (translation, string
 	if !ok {
 		return translation{}, "group offset older than the copy history"
 	}
-	return translation{Offset: d, Topic: h.dstTop, ID: h.dstID}, ""
+	return translation{Offset: d, Topic: h.dstTop, ID: h.dstID, From: min(s, h.next)}, ""
 }
