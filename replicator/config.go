@@ -278,12 +278,17 @@ type Config struct {
 	// GroupSyncInterval is how often (default 5s). NoGroupSync turns it
 	// off. See groupsync.go and translate.go: the translation is exact, a
 	// group with members on the destination is never synced, and a
-	// destination group offset never moves backwards.
+	// destination group offset never moves backwards unless
+	// GroupSyncRewind is set: then a destination offset that reo itself
+	// committed follows its source group back when the group was rewound
+	// (reset) on the source; an offset a consumer committed on the
+	// destination never moves back.
 	Groups            string
 	GroupsExclude     string
 	GroupsExcludeNone bool
 	GroupSyncInterval time.Duration
 	NoGroupSync       bool
+	GroupSyncRewind   bool
 
 	// ProgressInterval is how often one info-level progress line is
 	// logged: records copied, rate, lag, shards owned (default 10s).

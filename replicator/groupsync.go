@@ -183,7 +183,16 @@ func (r *Replicator) syncGroup(ctx context.Context, group string, plans map[tp]p
 		if c, ok := cur.Lookup(o.Topic, o.Partition); ok && c.Err == nil {
 			switch {
 			case c.At > o.At:
-				return // never backwards
+				// Never backwards, unless the operator asked to
+				// follow rewinds and reo committed the offset itself
+				// from a later source offset than the group's now
+				// (no consumer has committed on the destination).
+				name, _ := syncMetaName(c.Metadata)
+				was, _ := parseSyncMeta(c.Metadata)
+				if !r.cfg.GroupSyncRewind || name != r.cfg.Name || was <= from[tp{o.Topic, o.Partition}] {
+					return
+				}
+				r.log.Info("rewinding a destination group offset: the group was rewound on the source", "group", group, "topic", o.Topic, "partition", o.Partition, "from", c.At, "to", o.At, "source_from", was, "source_to", from[tp{o.Topic, o.Partition}])
 			case c.At == o.At:
 				// The same destination offset: committed again only
 				// to record the source offset it now stands for

@@ -348,3 +348,62 @@ func TestSyncedFromFollowsTheSourceGroup(t *testing.T) {
 		return ""
 	})
 }
+
+// TestGroupSyncRewindFollowsReosOwnOffsets proves that, when the operator
+// asks for it (GroupSyncRewind), a group rewound on the source (offsets
+// reset to read again) is rewound on the destination too, as long as the
+// destination offset is one reo committed: a consumer that fails over then
+// reads again what its group was reset to read, instead of skipping it. An
+// offset a consumer committed on the destination is never moved back.
+func TestGroupSyncRewindFollowsReosOwnOffsets(t *testing.T) {
+	src := newCluster(t, "src", 2, "orders")
+	dst := newCluster(t, "dst", 1)
+	produceNumbered(t, src, "orders", "a", 100, 2)
+	cfg := testConfig(src, dst, "orders")
+	cfg.GroupSyncInterval = 100 * time.Millisecond
+	cfg.BatchMaxRecords = 7 // reo's commit markers make the translation differ from the source offset
+	cfg.GroupSyncRewind = true
+	run := start(t, cfg)
+	waitFor(t, 30*time.Second, countIs(t, dst, "orders", 100))
+	srcOffs := map[int32][]int64{0: dataOffsets(t, src, "orders", 0), 1: dataOffsets(t, src, "orders", 1)}
+	dstOffs := map[int32][]int64{0: dataOffsets(t, dst, "orders", 0), 1: dataOffsets(t, dst, "orders", 1)}
+	want := func(p int32, s int64) int64 {
+		d, ok := expectedDest(srcOffs[p], dstOffs[p], s)
+		if !ok {
+			t.Fatalf("source offset %d of partition %d not copied", s, p)
+		}
+		return d
+	}
+	syncedTo := func(p int32, d int64) func() string {
+		return func() string {
+			if o, ok := groupOffsets(t, dst, "app").Lookup("orders", p); !ok || o.Err != nil || o.At != d {
+				return fmt.Sprintf("group app's destination offset of partition %d is %+v, want %d", p, o, d)
+			}
+			return ""
+		}
+	}
+	commitGroup(t, src, "app", "orders", map[int32]int64{0: 40, 1: 40})
+	waitFor(t, 10*time.Second, syncedTo(0, want(0, 40)))
+	waitFor(t, 10*time.Second, syncedTo(1, want(1, 40)))
+
+	// A consumer on the destination commits partition 1 (then leaves).
+	mine := make(kadm.Offsets)
+	mine.Add(kadm.Offset{Topic: "orders", Partition: 1, At: want(1, 45), LeaderEpoch: -1})
+	if resp, err := admin(t, dst).CommitOffsets(context.Background(), "app", mine); err != nil || resp.Error() != nil {
+		t.Fatalf("commit on the destination: %v %v", err, resp.Error())
+	}
+
+	// The source group is reset to read again from 10.
+	commitGroup(t, src, "app", "orders", map[int32]int64{0: 10, 1: 10})
+	waitFor(t, 10*time.Second, syncedTo(0, want(0, 10)))
+	rounds := run.metricValue(t, "reo_group_sync_last_success_timestamp_seconds", nil)
+	waitFor(t, 10*time.Second, func() string {
+		if run.metricValue(t, "reo_group_sync_last_success_timestamp_seconds", nil) <= rounds {
+			return "waiting for a later sync round"
+		}
+		return ""
+	})
+	if o, _ := groupOffsets(t, dst, "app").Lookup("orders", 1); o.At != want(1, 45) {
+		t.Fatalf("the offset a consumer committed on the destination moved from %d to %d", want(1, 45), o.At)
+	}
+}

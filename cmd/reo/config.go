@@ -236,6 +236,8 @@ var settingsTable = []setting{
 			c.cfg.NoGroupSync = !on
 			return nil
 		}},
+	{flag: "sync-group-offsets-rewind", env: "REO_SYNC_GROUP_OFFSETS_REWIND", usage: "a destination group offset reo committed follows its source group back when the group was rewound on the source (offsets consumers committed on the destination never move back)", def: "false", isBool: true,
+		set: boolSetting(func(c *settings) *bool { return &c.cfg.GroupSyncRewind })},
 	{flag: "sync-group-offsets-interval", env: "REO_SYNC_GROUP_OFFSETS_INTERVAL", usage: "how often consumer group offsets are synced", def: replicator.DefaultGroupSyncInterval.String(),
 		set: durationSetting(func(c *settings) *time.Duration { return &c.cfg.GroupSyncInterval })},
 	{flag: "progress-interval", env: "REO_PROGRESS_INTERVAL", usage: "how often one info-level progress line (records, rate, lag, shards, readiness) is logged", def: replicator.DefaultProgressInterval.String(),
@@ -495,7 +497,7 @@ var configFields = map[string]string{
 	"TopicRefreshInterval": "topic-refresh-interval",
 	"Separator":            "separator", "DestAlias": "dest-alias",
 	"Groups": "groups", "GroupsExclude": "groups-exclude", "GroupsExcludeNone": "groups-exclude", "GroupSyncInterval": "sync-group-offsets-interval",
-	"NoGroupSync": "sync-group-offsets", "ProgressInterval": "progress-interval", "ResyncChangedTopics": "resync-changed-topics", "AdoptDestination": "adopt-destination",
+	"NoGroupSync": "sync-group-offsets", "GroupSyncRewind": "sync-group-offsets-rewind", "ProgressInterval": "progress-interval", "ResyncChangedTopics": "resync-changed-topics", "AdoptDestination": "adopt-destination",
 	// The engine derives these from reo's settings.
 	"FencedRetryDelay": "session-timeout", // twice the session timeout
 	"MaxInflightBytes": "max-inflight-bytes", "BatchMaxBytes": "max-inflight-bytes",

@@ -522,3 +522,39 @@ func TestConfigFileSecondDocumentRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestSyncGroupOffsetsRewindSetting proves the operator can ask reo to
+// follow groups rewound on the source (issue 11: never backwards "unless
+// the operator asks for it"), by flag, environment or config file, that it
+// is off by default, and that a bad value is refused naming the setting.
+func TestSyncGroupOffsetsRewindSetting(t *testing.T) {
+	base := []string{"--source-bootstrap", "a:1", "--dest-bootstrap", "b:1", "--topics", "x"}
+	s, err := parseSettings(base, nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.cfg.GroupSyncRewind {
+		t.Errorf("GroupSyncRewind is on by default")
+	}
+	file := writeFile(t, "reo.yaml", "sync-group-offsets-rewind: true\n")
+	for what, in := range map[string]struct {
+		args []string
+		env  map[string]string
+	}{
+		"flag":        {append(base, "--sync-group-offsets-rewind"), nil},
+		"environment": {base, map[string]string{"REO_SYNC_GROUP_OFFSETS_REWIND": "true"}},
+		"config file": {append(base, "--config", file), nil},
+	} {
+		s, err := parseSettings(in.args, in.env, io.Discard)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if !s.cfg.GroupSyncRewind {
+			t.Errorf("set by %s, GroupSyncRewind is off", what)
+		}
+	}
+	_, err = parseSettings(base, map[string]string{"REO_SYNC_GROUP_OFFSETS_REWIND": "maybe"}, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "REO_SYNC_GROUP_OFFSETS_REWIND") {
+		t.Errorf("REO_SYNC_GROUP_OFFSETS_REWIND=maybe: error %v, want one naming the variable", err)
+	}
+}
