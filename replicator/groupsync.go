@@ -45,9 +45,11 @@ func (r *Replicator) groupSyncLoop(ctx context.Context) {
 			// success: the last-success time is what an operator
 			// checks before failing over.
 			r.m.groupsSynced.Set(float64(n))
+			r.m.groupSyncRounds.WithLabelValues("failed").Inc()
 			r.log.Warn("syncing consumer group offsets, will retry", "err", err)
 		default:
 			r.m.groupsSynced.Set(float64(n))
+			r.m.groupSyncRounds.WithLabelValues("ok").Inc()
 			r.m.groupSyncLast.SetToCurrentTime()
 		}
 	}

@@ -288,6 +288,9 @@ func TestGroupSyncRefusedIsNotSuccess(t *testing.T) {
 	if at := time.Unix(0, int64(last*1e9)); !at.Before(first) {
 		t.Fatalf("reo_group_sync_last_success_timestamp_seconds is %v, after the first refused commit of group denied at %v: a round that synced no offset of a selected group counted as a success", at, first)
 	}
+	if n := run.metricValue(t, "reo_group_sync_rounds_total", map[string]string{"result": "failed"}); n < 1 {
+		t.Fatalf("reo_group_sync_rounds_total{result=\"failed\"} is %v after refused commits, want at least 1", n)
+	}
 }
 
 // TestSyncedFromFollowsTheSourceGroup proves that what GroupOffsets (and

@@ -28,6 +28,7 @@ type metrics struct {
 
 	groupsSynced      prometheus.Gauge       //
 	groupSyncLast     prometheus.Gauge       //
+	groupSyncRounds   *prometheus.CounterVec // result
 	translateFailures *prometheus.CounterVec // reason
 	forcedRebalances  prometheus.Counter     //
 	groupSyncSkipped  *prometheus.CounterVec // reason
@@ -99,6 +100,11 @@ func newMetrics(reg prometheus.Registerer, ready func() bool, reasons func() flo
 	m.groupSyncLast = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "reo_group_sync_last_success_timestamp_seconds", Help: "When this instance last completed a consumer group offset sync round in which no selected group failed (Unix seconds); time() minus it is the sync age. A group whose offsets cannot be read or committed (e.g. a missing ACL) keeps it from advancing.",
 	})
+	m.groupSyncRounds = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "reo_group_sync_rounds_total", Help: "Consumer group offset sync rounds of this instance, by result: ok, or failed (a selected group's offsets could not be read or committed; the warning names it).",
+	}, []string{"result"})
+	m.groupSyncRounds.WithLabelValues("ok")
+	m.groupSyncRounds.WithLabelValues("failed")
 	m.translateFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "reo_group_offset_translation_failures_total", Help: "Source group offsets not translated, by reason (e.g. older than the copy history, destination position not known yet).",
 	}, []string{"reason"})
@@ -108,7 +114,7 @@ func newMetrics(reg prometheus.Registerer, ready func() bool, reasons func() flo
 	m.forcedRebalances = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "reo_ownership_rebalances_forced_total", Help: "Ownership group rebalances this instance asked for because shards stayed behind with no instance copying them.",
 	})
-	m.all = []prometheus.Collector{m.forcedRebalances, m.groupsSynced, m.groupSyncLast, m.translateFailures, m.groupSyncSkipped, m.reasons, m.blocked, m.resyncs, m.adopted, m.records, m.bytes, m.committed, m.aborted, m.commitLatency, m.commitPhase,
+	m.all = []prometheus.Collector{m.forcedRebalances, m.groupsSynced, m.groupSyncLast, m.groupSyncRounds, m.translateFailures, m.groupSyncSkipped, m.reasons, m.blocked, m.resyncs, m.adopted, m.records, m.bytes, m.committed, m.aborted, m.commitLatency, m.commitPhase,
 		m.e2eLatency, m.lag, m.shardsOwned, m.skipped, m.restarts, m.ready}
 	if reg == nil {
 		return m, nil

@@ -565,12 +565,16 @@ func runFailover(t *testing.T, kind cluster.Kind, bin string, opts foOpts) *foRe
 	event("converged", "destination", firstLineOf(conv.Verdict.String()))
 	caughtUp("read the destination to its end", conv.Dest)
 
-	// At least two sync rounds that could see the group's members.
-	since := time.Now()
+	// At least two sync rounds that could see the group's members, ended
+	// well or not (a reo that tries to commit to the group fails its
+	// rounds: the broker refuses): the second one counted began after now.
+	rounds0, err := metric(proc.addr, "reo_group_sync_rounds_total")
+	if err != nil {
+		t.Fatal(err)
+	}
 	took := wait("two sync rounds while the group has members on the destination", 30*time.Second, func() (bool, string) {
-		last, err := metric(proc.addr, "reo_group_sync_last_success_timestamp_seconds")
-		at := time.Unix(0, int64(last*1e9))
-		return err == nil && at.After(since.Add(2*foSyncInterval)), fmt.Sprintf("last sync round at %v (%v)", at.Format(time.RFC3339Nano), err)
+		n, err := metric(proc.addr, "reo_group_sync_rounds_total")
+		return err == nil && n >= rounds0+2, fmt.Sprintf("%v sync rounds since (%v)", n-rounds0, err)
 	})
 	event("synced", proc.Name, fmt.Sprintf("two more rounds in %v", took.Round(time.Millisecond)))
 	w.poll(o.ctx)
