@@ -166,11 +166,11 @@ func (r *Replicator) syncGroup(ctx context.Context, group string, plans map[tp]p
 	if len(want) == 0 {
 		return 0, nil
 	}
-	ds, err := r.dstAdm.DescribeGroups(ctx, group)
+	active, err := r.activeOnDest(ctx, group)
 	if err != nil {
-		return 0, fmt.Errorf("describe destination group: %w", err)
+		return 0, err
 	}
-	if d, ok := ds[group]; !syncActiveGroups && ok && d.Err == nil && (len(d.Members) > 0 || (d.State != "" && d.State != "Empty" && d.State != "Dead")) {
+	if !syncActiveGroups && active {
 		// Consumers use the group on the destination (after a
 		// failover): their commits are the truth now.
 		r.m.groupSyncSkipped.WithLabelValues("active_members").Inc()
@@ -228,6 +228,46 @@ func (r *Replicator) syncGroup(ctx context.Context, group string, plans map[tp]p
 	commit.Each(func(kadm.Offset) { n++ })
 	r.log.Debug("synced group offsets", "group", group, "partitions", n)
 	return n, nil
+}
+
+// activeOnDest reports whether group has members (or is not settled
+// empty) on the destination, in either group protocol: Kafka 4 answers
+// DescribeGroups for a group of the consumer protocol (KIP-848) with
+// GROUP_ID_NOT_FOUND, as for no group, so such an answer is checked again
+// with ConsumerGroupDescribe. A broker without that API has no such groups.
+func (r *Replicator) activeOnDest(ctx context.Context, group string) (bool, error) {
+	busy := func(state string, members int) bool {
+		return members > 0 || (state != "" && state != "Empty" && state != "Dead")
+	}
+	ds, err := r.dstAdm.DescribeGroups(ctx, group)
+	if err != nil {
+		return false, fmt.Errorf("describe destination group: %w", err)
+	}
+	d, ok := ds[group]
+	switch {
+	case !ok:
+		return false, nil
+	case d.Err == nil:
+		return busy(d.State, len(d.Members)), nil
+	case !errors.Is(d.Err, kerr.GroupIDNotFound):
+		return false, nil // as before: the broker refuses a commit into a group with members
+	}
+	cs, err := r.dstAdm.DescribeConsumerGroups(ctx, group)
+	if err != nil {
+		// A broker older than the API (Kafka before 3.7) has no such
+		// groups. Any other failure leaves the check to the broker,
+		// which refuses an offset commit into a group with members.
+		r.log.Debug("describing destination consumer group", "group", group, "err", err)
+		return false, nil
+	}
+	c, ok := cs[group]
+	switch {
+	case !ok || errors.Is(c.Err, kerr.GroupIDNotFound):
+		return false, nil // no group of either protocol
+	case c.Err != nil:
+		return false, nil // left to the broker, as above
+	}
+	return busy(c.State, len(c.Members)), nil
 }
 
 // stillOurs keeps the offsets of commit that still point into what reo

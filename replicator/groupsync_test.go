@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -408,5 +409,75 @@ func TestGroupSyncRewindFollowsReosOwnOffsets(t *testing.T) {
 	})
 	if o, _ := groupOffsets(t, dst, "app").Lookup("orders", 1); o.At != want(1, 45) {
 		t.Fatalf("the offset a consumer committed on the destination moved from %d to %d", want(1, 45), o.At)
+	}
+}
+
+// TestGroupSyncLeavesConsumerProtocolGroups proves that a group whose
+// consumers use the consumer group protocol of KIP-848 (Kafka 4's
+// group.protocol=consumer) is left alone while it has members on the
+// destination, like a classic group. Kafka 4 answers DescribeGroups for
+// such a group with GROUP_ID_NOT_FOUND and state Dead (kfake describes
+// it, so the test answers as Kafka does); reo read that as "no group" and
+// tried to commit every round: the broker refused (UNKNOWN_MEMBER_ID), the
+// rounds failed and no skip was counted.
+func TestGroupSyncLeavesConsumerProtocolGroups(t *testing.T) {
+	src := newCluster(t, "src", 1, "orders")
+	dst := newCluster(t, "dst", 1)
+	dst.ControlKey(int16(kmsg.DescribeGroups), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		dst.KeepControl()
+		r := req.(*kmsg.DescribeGroupsRequest)
+		if !slices.Contains(r.Groups, "app") {
+			return nil, nil, false
+		}
+		resp := r.ResponseKind().(*kmsg.DescribeGroupsResponse)
+		for _, g := range r.Groups {
+			sg := kmsg.NewDescribeGroupsResponseGroup()
+			sg.Group, sg.State, sg.ErrorCode = g, "Dead", kerr.GroupIDNotFound.Code
+			resp.Groups = append(resp.Groups, sg)
+		}
+		return resp, nil, true
+	})
+	produceNumbered(t, src, "orders", "a", 50, 1)
+	cfg := testConfig(src, dst, "orders")
+	cfg.GroupSyncInterval = 100 * time.Millisecond
+	run := start(t, cfg)
+	waitFor(t, 30*time.Second, countIs(t, dst, "orders", 50))
+	commitGroup(t, src, "app", "orders", map[int32]int64{0: 10})
+	waitFor(t, 10*time.Second, func() string {
+		if o, ok := groupOffsets(t, dst, "app").Lookup("orders", 0); !ok || o.Err != nil {
+			return "group app not synced yet"
+		}
+		return ""
+	})
+	first, _ := groupOffsets(t, dst, "app").Lookup("orders", 0)
+
+	cons := client(t, dst, kgo.ConsumerGroup("app"), kgo.ServerSideBalancer(), kgo.Balancers(kgo.RangeBalancer()),
+		kgo.ConsumeTopics("orders"), kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.DisableAutoCommit())
+	waitFor(t, 20*time.Second, func() string {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		cons.PollRecords(ctx, 1)
+		cancel()
+		d, err := admin(t, dst).DescribeConsumerGroups(context.Background(), "app")
+		if err != nil || d["app"].Err != nil || len(d["app"].Members) == 0 {
+			return fmt.Sprintf("consumer not in the group yet (%v)", err)
+		}
+		return ""
+	})
+	commitGroup(t, src, "app", "orders", map[int32]int64{0: 40})
+	active := map[string]string{"reason": "active_members"}
+	failed := map[string]string{"result": "failed"}
+	skipped0, failed0 := run.metricValue(t, "reo_group_sync_skipped_total", active), run.metricValue(t, "reo_group_sync_rounds_total", failed)
+	waitFor(t, 10*time.Second, func() string {
+		if run.metricValue(t, "reo_group_sync_skipped_total", active) < skipped0+2 {
+			return fmt.Sprintf("sync rounds have not left the active group alone twice (failed rounds since: %v)",
+				run.metricValue(t, "reo_group_sync_rounds_total", failed)-failed0)
+		}
+		return ""
+	})
+	if n := run.metricValue(t, "reo_group_sync_rounds_total", failed); n != failed0 {
+		t.Errorf("%v sync rounds failed while the group had members on the destination", n-failed0)
+	}
+	if now, _ := groupOffsets(t, dst, "app").Lookup("orders", 0); now.At != first.At {
+		t.Fatalf("destination offset of a group with members moved from %d to %d", first.At, now.At)
 	}
 }
