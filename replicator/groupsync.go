@@ -198,13 +198,12 @@ func (r *Replicator) syncGroup(ctx context.Context, group string, plans map[tp]p
 			case c.At == o.At:
 				// The same destination offset: committed again only
 				// to record the source offset it now stands for
-				// (moved over markers or aborted records), when reo
-				// committed it; `reo offsets` shows the group synced
-				// once the two agree.
-				if name, _ := syncMetaName(c.Metadata); name != r.cfg.Name {
-					return
-				}
-				if was, _ := parseSyncMeta(c.Metadata); was == from[tp{o.Topic, o.Partition}] {
+				// (moved over markers or aborted records, or it was
+				// committed by a consumer, now gone, that stopped
+				// exactly there); `reo offsets` shows the group
+				// synced once the two agree. The position is unchanged.
+				name, _ := syncMetaName(c.Metadata)
+				if was, _ := parseSyncMeta(c.Metadata); name == r.cfg.Name && was == from[tp{o.Topic, o.Partition}] {
 					return
 				}
 			}

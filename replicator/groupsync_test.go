@@ -334,6 +334,26 @@ func TestSyncedFromFollowsTheSourceGroup(t *testing.T) {
 		t.Fatalf("destination offset moved from %d to %d; source offsets %d and %d translate to the same", at.At, now.At, marker, marker+1)
 	}
 
+	// A destination offset a consumer committed (no reo metadata) that
+	// equals the translation: reo records the source offset it stands
+	// for, so the group too shows synced.
+	mine := make(kadm.Offsets)
+	mine.Add(kadm.Offset{Topic: "orders", Partition: 0, At: at.At, LeaderEpoch: -1})
+	if resp, err := admin(t, dst).CommitOffsets(context.Background(), "moved", mine); err != nil || resp.Error() != nil {
+		t.Fatalf("commit on the destination: %v %v", err, resp.Error())
+	}
+	commitGroup(t, src, "moved", "orders", map[int32]int64{0: marker})
+	waitFor(t, 10*time.Second, func() string {
+		offs, err := GroupOffsets(context.Background(), cfg, "moved", "")
+		if err != nil {
+			return err.Error()
+		}
+		if len(offs) != 1 || offs[0].SyncedFrom != marker || offs[0].Dest != at.At {
+			return fmt.Sprintf("group moved's offsets %+v, want destination offset %d synced from %d", offs, at.At, marker)
+		}
+		return ""
+	})
+
 	// A group ahead of the copy is held at the copy's position: its
 	// destination offset is the translation of that position, which is
 	// what SYNCED-FROM must say (not yet the group's offset).
