@@ -623,6 +623,30 @@ func (c *compiled) selected(topic string, internal bool) (dst string, ok bool) {
 	return topic, true
 }
 
+// sourceOf is the source topic this replication copies into destination
+// topic dst, if any: selected's inverse.
+func (c *compiled) sourceOf(dst string) (string, bool) {
+	copies := func(src string) bool {
+		d, ok := c.selected(src, false)
+		return ok && d == dst
+	}
+	for src, d := range c.TopicMapping {
+		if d == dst && copies(src) {
+			return src, true
+		}
+	}
+	if c.Naming == NamingPrefix {
+		if src, ok := strings.CutPrefix(dst, c.SourceAlias+c.Separator); ok && copies(src) {
+			return src, true
+		}
+		return "", false
+	}
+	if copies(dst) {
+		return dst, true
+	}
+	return "", false
+}
+
 // Names of reo's own objects on the destination cluster.
 func (c *compiled) groupID() string         { return "reo-" + c.Name }
 func (c *compiled) controlTopic() string    { return "__reo-" + c.Name + "-control" }

@@ -346,7 +346,12 @@ type GroupOffset struct {
 
 // GroupOffsets reports a consumer group's offsets on both clusters for the
 // source topics cfg replicates (topic "" for all), as `reo offsets` prints
-// them. It reads only; it needs no running replicator.
+// them. It reads only; it needs no running replicator. Destination offsets
+// of a partition the group has no source offset for (the group deleted on
+// the source, or its offsets expired there) are reported with Source -1.
+// When the source's offsets cannot be read (the source is lost, after a
+// failover), it still reports the destination side, with Source -1, and a
+// *SourceOffsetsError.
 func GroupOffsets(ctx context.Context, cfg Config, group, topic string) ([]GroupOffset, error) {
 	c, err := cfg.withDefaults().compile()
 	if err != nil {
@@ -364,15 +369,32 @@ func GroupOffsets(ctx context.Context, cfg Config, group, topic string) ([]Group
 	}
 	defer dstCl.Close()
 	src, dst := kadm.NewClient(srcCl), kadm.NewClient(dstCl)
-	so, err := src.FetchOffsets(ctx, group)
-	if err != nil {
-		return nil, asAuth("source", "fetching offsets of group "+group, fmt.Errorf("fetch offsets of group %s on the source: %w", group, err))
-	}
+	// The destination first: it is what consumers resume from, and it
+	// is there when the source is not.
 	do, err := dst.FetchOffsets(ctx, group)
 	if err != nil && !errors.Is(err, kerr.GroupIDNotFound) {
 		return nil, asAuth("destination", "fetching offsets of group "+group, fmt.Errorf("fetch offsets of group %s on the destination: %w", group, err))
 	}
+	var srcErr error
+	so, err := src.FetchOffsets(ctx, group)
+	switch {
+	case err == nil:
+	case errors.Is(err, kerr.GroupIDNotFound):
+		so = nil // no such group on the source (deleted, or never there)
+	default:
+		so = nil
+		srcErr = &SourceOffsetsError{Group: group, Err: asAuth("source", "fetching offsets of group "+group, fmt.Errorf("fetch offsets of group %s on the source: %w", group, err))}
+	}
 	var out []GroupOffset
+	seen := make(map[tp]bool)
+	withDest := func(g GroupOffset) GroupOffset {
+		if d, ok := do.Lookup(g.DestTopic, g.Partition); ok && d.Err == nil {
+			g.Dest = d.At
+			g.SyncedFrom, g.SyncedAt = parseSyncMeta(d.Metadata)
+		}
+		seen[tp{g.DestTopic, g.Partition}] = true
+		return g
+	}
 	so.Each(func(o kadm.OffsetResponse) {
 		if o.Err != nil || (topic != "" && o.Topic != topic) {
 			return
@@ -381,12 +403,17 @@ func GroupOffsets(ctx context.Context, cfg Config, group, topic string) ([]Group
 		if !ok {
 			return
 		}
-		g := GroupOffset{Topic: o.Topic, Partition: o.Partition, Source: o.At, DestTopic: dstTopic, Dest: -1, SyncedFrom: -1}
-		if d, ok := do.Lookup(dstTopic, o.Partition); ok && d.Err == nil {
-			g.Dest = d.At
-			g.SyncedFrom, g.SyncedAt = parseSyncMeta(d.Metadata)
+		out = append(out, withDest(GroupOffset{Topic: o.Topic, Partition: o.Partition, Source: o.At, DestTopic: dstTopic, Dest: -1, SyncedFrom: -1}))
+	})
+	do.Each(func(d kadm.OffsetResponse) {
+		if d.Err != nil || seen[tp{d.Topic, d.Partition}] {
+			return
 		}
-		out = append(out, g)
+		srcTopic, ok := c.sourceOf(d.Topic)
+		if !ok || (topic != "" && srcTopic != topic) {
+			return
+		}
+		out = append(out, withDest(GroupOffset{Topic: srcTopic, Partition: d.Partition, Source: -1, DestTopic: d.Topic, Dest: -1, SyncedFrom: -1}))
 	})
 	slices.SortFunc(out, func(a, b GroupOffset) int {
 		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
@@ -394,8 +421,19 @@ func GroupOffsets(ctx context.Context, cfg Config, group, topic string) ([]Group
 		}
 		return int(a.Partition - b.Partition)
 	})
-	return out, nil
+	return out, srcErr
 }
+
+// SourceOffsetsError is GroupOffsets' error when the source group's
+// offsets could not be read; the offsets it returns with it are the
+// destination's only.
+type SourceOffsetsError struct {
+	Group string
+	Err   error
+}
+
+func (e *SourceOffsetsError) Error() string { return e.Err.Error() }
+func (e *SourceOffsetsError) Unwrap() error { return e.Err }
 
 // syncMetaName returns the replication name in the metadata reo writes
 // with a synced offset, and whether the metadata is reo's.

@@ -501,3 +501,59 @@ func TestGroupSyncLeavesConsumerProtocolGroups(t *testing.T) {
 		t.Fatalf("destination offset of a group with members moved from %d to %d", first.At, now.At)
 	}
 }
+
+// TestGroupOffsetsWithoutTheSource proves that GroupOffsets (reo offsets)
+// still shows where a group's consumers would resume on the destination,
+// and how fresh that is, when the source no longer has the group (deleted
+// there: the partition shows source offset -1) and when the source is lost
+// (the disaster a failover is for: the destination's side, with a
+// *SourceOffsetsError). Before, both were an error and nothing was shown.
+func TestGroupOffsetsWithoutTheSource(t *testing.T) {
+	src := newCluster(t, "src", 1, "orders")
+	dst := newCluster(t, "dst", 1)
+	produceNumbered(t, src, "orders", "a", 20, 1)
+	cfg := testConfig(src, dst, "orders")
+	cfg.Naming, cfg.SourceAlias = NamingPrefix, "east"
+	cfg.GroupSyncInterval = 100 * time.Millisecond
+	run := start(t, cfg)
+	waitFor(t, 30*time.Second, countIs(t, dst, "east.orders", 20))
+	commitGroup(t, src, "app", "orders", map[int32]int64{0: 12})
+	commitGroup(t, src, "gone", "orders", map[int32]int64{0: 7})
+	var synced map[string]GroupOffset
+	waitFor(t, 10*time.Second, func() string {
+		synced = map[string]GroupOffset{}
+		for _, g := range []string{"app", "gone"} {
+			offs, err := GroupOffsets(context.Background(), cfg, g, "")
+			if err != nil {
+				return err.Error()
+			}
+			if len(offs) != 1 || offs[0].SyncedFrom != offs[0].Source {
+				return fmt.Sprintf("group %s not synced yet: %+v", g, offs)
+			}
+			synced[g] = offs[0]
+		}
+		return ""
+	})
+	run.stop(t)
+
+	if resp, err := admin(t, src).DeleteGroup(context.Background(), "gone"); err != nil || resp.Err != nil {
+		t.Fatalf("delete group gone on the source: %v %v", err, resp.Err)
+	}
+	offs, err := GroupOffsets(context.Background(), cfg, "gone", "")
+	want := synced["gone"]
+	want.Source = -1
+	if err != nil || len(offs) != 1 || offs[0] != want {
+		t.Fatalf("group deleted on the source: GroupOffsets = %+v, %v; want %+v (the destination's offset, source -1)", offs, err, want)
+	}
+
+	src.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	offs, err = GroupOffsets(ctx, cfg, "app", "")
+	var soe *SourceOffsetsError
+	want = synced["app"]
+	want.Source = -1
+	if !errors.As(err, &soe) || len(offs) != 1 || offs[0] != want {
+		t.Fatalf("source lost: GroupOffsets = %+v, %v; want %+v and a *SourceOffsetsError", offs, err, want)
+	}
+}

@@ -23,6 +23,10 @@ same cluster, topic and naming settings as reo replicate (flags, REO_* /
 KAFKA_CLUSTERS_* environment, --config), to reach both clusters and name
 the destination topics. It only reads. With --mm2-config FILE, --flow A->B
 names the flow of the MirrorMaker 2 file (needed when it enables several).
+A partition the group has offsets for on the destination only (the group
+deleted on the source) shows SOURCE-OFFSET -; when the source cannot be
+read (lost after a failover), the destination's offsets are printed alone,
+with a warning, and the exit code is 1.
 `
 
 // runOffsets is `reo offsets`.
@@ -90,6 +94,14 @@ func runOffsets(ctx context.Context, args []string, env map[string]string, stdou
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	offs, err := replicator.GroupOffsets(ctx, cfg, group, topic)
+	code := 0
+	var soe *replicator.SourceOffsetsError
+	if errors.As(err, &soe) {
+		// The source is lost (or refuses): the destination side is
+		// still worth printing, it is where consumers resume.
+		fmt.Fprintf(stderr, "reo offsets: %v: printing the destination's offsets only (SOURCE-OFFSET -)\n", err)
+		err, code = nil, 1
+	}
 	if err != nil {
 		var ce *replicator.ConfigError
 		if errors.As(err, &ce) {
@@ -106,11 +118,11 @@ func runOffsets(ctx context.Context, args []string, env map[string]string, stdou
 			offs = []replicator.GroupOffset{}
 		}
 		_ = enc.Encode(offs)
-		return 0
+		return code
 	}
 	if len(offs) == 0 {
-		fmt.Fprintf(stdout, "group %s has no committed offsets on the source for topics this replication copies\n", group)
-		return 0
+		fmt.Fprintf(stdout, "group %s has no committed offsets on either cluster for topics this replication copies\n", group)
+		return code
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TOPIC\tPARTITION\tSOURCE-OFFSET\tDEST-TOPIC\tDEST-OFFSET\tSYNCED-FROM\tSYNCED-AT")
@@ -128,7 +140,7 @@ func runOffsets(ctx context.Context, args []string, env map[string]string, stdou
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", o.Topic, o.Partition, show(o.Source), o.DestTopic, show(o.Dest), show(o.SyncedFrom), at)
 	}
 	_ = tw.Flush()
-	return 0
+	return code
 }
 
 // offsetsFlow is the replication reo offsets reads: the settings', or one

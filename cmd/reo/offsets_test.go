@@ -5,13 +5,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // TestOffsetsCommand proves the failover view: a source group's committed
@@ -145,4 +148,47 @@ func offsetOfValue(t *testing.T, c *kfake.Cluster, topic string, p int32, value 
 		}
 	}
 	return 0, false
+}
+
+// TestOffsetsCommandWithoutTheSourceGroup proves that reo offsets prints
+// the destination side, where consumers resume, when the source's offsets
+// of the group cannot be read (here the source refuses them; a lost source
+// is the same case, after its timeout): a warning on stderr, the table on
+// stdout, exit code 1. Before, it printed nothing but the error.
+func TestOffsetsCommandWithoutTheSourceGroup(t *testing.T) {
+	src := fakeCluster(t, "src", kfake.SeedTopics(1, "orders"))
+	dst := fakeCluster(t, "dst", kfake.SeedTopics(1, "east.orders"))
+	src.ControlKey(int16(kmsg.OffsetFetch), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		src.KeepControl()
+		r := req.(*kmsg.OffsetFetchRequest)
+		resp := r.ResponseKind().(*kmsg.OffsetFetchResponse)
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		for _, g := range r.Groups {
+			rg := kmsg.NewOffsetFetchResponseGroup()
+			rg.Group, rg.ErrorCode = g.Group, kerr.GroupAuthorizationFailed.Code
+			resp.Groups = append(resp.Groups, rg)
+		}
+		return resp, nil, true
+	})
+	cl, err := kgo.NewClient(kgo.SeedBrokers(dst.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	os := make(kadm.Offsets)
+	os.Add(kadm.Offset{Topic: "east.orders", Partition: 0, At: 9, LeaderEpoch: -1, Metadata: "reo reo src=7 at=2026-12-05T10:00:00Z"})
+	if resp, err := kadm.NewClient(cl).CommitOffsets(context.Background(), "billing", os); err != nil || resp.Error() != nil {
+		t.Fatalf("commit on the destination: %v %v", err, resp.Error())
+	}
+	args := []string{"offsets", "--group", "billing", "--source-bootstrap", strings.Join(src.ListenAddrs(), ","), "--dest-bootstrap", strings.Join(dst.ListenAddrs(), ","),
+		"--topics", "orders", "--naming", "prefix", "--source-alias", "east"}
+	var out, errOut strings.Builder
+	code := run(context.Background(), args, nil, &out, &errOut)
+	if code != 1 || !strings.Contains(errOut.String(), "destination's offsets only") {
+		t.Errorf("exit %d, stderr %q; want 1 and a warning that only the destination's offsets are printed", code, errOut.String())
+	}
+	row := regexp.MustCompile(`(?m)^orders\s+0\s+-\s+east\.orders\s+9\s+7\s+2026-12-05T10:00:00Z\s*$`)
+	if !row.MatchString(out.String()) {
+		t.Fatalf("stdout lacks the destination's row (orders 0 - east.orders 9 7 2026-12-05T10:00:00Z):\n%s", out.String())
+	}
 }
