@@ -89,9 +89,9 @@ func (r *Replicator) syncGroups(ctx context.Context) (int, error) {
 		return 0, nil
 	}
 
-	listed, err := r.srcAdm.ListGroups(ctx)
-	if err != nil && len(listed) == 0 {
-		return 0, fmt.Errorf("list source groups: %w", err)
+	listed, listErr := r.srcAdm.ListGroups(ctx)
+	if listErr != nil && len(listed) == 0 {
+		return 0, fmt.Errorf("list source groups: %w", listErr)
 	}
 	var names []string
 	for _, g := range listed.Sorted() {
@@ -119,6 +119,10 @@ func (r *Replicator) syncGroups(ctx context.Context) (int, error) {
 	}
 	if len(failed) > 0 {
 		return synced, fmt.Errorf("%d of %d groups not synced (%s; group %s: %w)", len(failed), len(names), strings.Join(failed[:min(len(failed), 5)], ", "), failed[0], firstErr)
+	}
+	if listErr != nil {
+		// Some brokers did not list their groups: those were not synced.
+		return synced, fmt.Errorf("list source groups (the groups of the brokers that answered were synced): %w", listErr)
 	}
 	return synced, nil
 }

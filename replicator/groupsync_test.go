@@ -557,3 +557,66 @@ func TestGroupOffsetsWithoutTheSource(t *testing.T) {
 		t.Fatalf("source lost: GroupOffsets = %+v, %v; want %+v and a *SourceOffsetsError", offs, err, want)
 	}
 }
+
+// TestGroupSyncPartialListingIsNotSuccess proves that a sync round whose
+// listing of the source's groups missed a broker (its coordinator answered
+// with an error) is not counted a success: the groups that broker
+// coordinates were not synced, and nothing else would say so.
+func TestGroupSyncPartialListingIsNotSuccess(t *testing.T) {
+	src, err := kfake.NewCluster(kfake.NumBrokers(2), kfake.ClusterID("src"), kfake.SeedTopics(1, "orders"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(src.Close)
+	dst := newCluster(t, "dst", 1)
+	silent := src.CoordinatorFor("hidden")
+	other := "shown"
+	for i := 0; src.CoordinatorFor(other) == silent; i++ {
+		other = fmt.Sprintf("shown-%d", i)
+	}
+	var mu sync.Mutex
+	refused, firstRefusal := 0, time.Time{}
+	src.ControlKey(int16(kmsg.ListGroups), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		src.KeepControl()
+		if src.CurrentNode() != silent {
+			return nil, nil, false
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if refused == 0 {
+			firstRefusal = time.Now()
+		}
+		refused++
+		resp := req.(*kmsg.ListGroupsRequest).ResponseKind().(*kmsg.ListGroupsResponse)
+		resp.ErrorCode = kerr.UnknownServerError.Code
+		return resp, nil, true
+	})
+	produceNumbered(t, src, "orders", "a", 20, 1)
+	cfg := testConfig(src, dst, "orders")
+	cfg.GroupSyncInterval = 100 * time.Millisecond
+	run := start(t, cfg)
+	waitFor(t, 30*time.Second, countIs(t, dst, "orders", 20))
+	commitGroup(t, src, "hidden", "orders", map[int32]int64{0: 10})
+	commitGroup(t, src, other, "orders", map[int32]int64{0: 5})
+	waitFor(t, 10*time.Second, func() string {
+		if _, ok := groupOffsets(t, dst, other).Lookup("orders", 0); !ok {
+			return "group " + other + " not synced yet"
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if refused < 3 {
+			return fmt.Sprintf("%d listings refused, want 3", refused)
+		}
+		return ""
+	})
+	mu.Lock()
+	first := firstRefusal
+	mu.Unlock()
+	if _, ok := groupOffsets(t, dst, "hidden").Lookup("orders", 0); ok {
+		t.Fatalf("group hidden was synced though its coordinator never listed it")
+	}
+	last := run.metricValue(t, "reo_group_sync_last_success_timestamp_seconds", nil)
+	if at := time.Unix(0, int64(last*1e9)); !at.Before(first) {
+		t.Fatalf("reo_group_sync_last_success_timestamp_seconds is %v, after the first refused listing at %v: a round that could not list every broker's groups counted as a success", at, first)
+	}
+}
