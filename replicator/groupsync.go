@@ -47,10 +47,16 @@ func (r *Replicator) groupSyncLoop(ctx context.Context) {
 			r.m.groupsSynced.Set(float64(n))
 			r.m.groupSyncRounds.WithLabelValues("failed").Inc()
 			r.log.Warn("syncing consumer group offsets, will retry", "err", err)
+			h := GroupSyncHealth{Error: err.Error()}
+			if g := r.groupSync.Load(); g != nil {
+				h.LastSuccess = g.LastSuccess
+			}
+			r.groupSync.Store(&h)
 		default:
 			r.m.groupsSynced.Set(float64(n))
 			r.m.groupSyncRounds.WithLabelValues("ok").Inc()
 			r.m.groupSyncLast.SetToCurrentTime()
+			r.groupSync.Store(&GroupSyncHealth{LastSuccess: time.Now().UTC().Format(time.RFC3339Nano)})
 		}
 	}
 }

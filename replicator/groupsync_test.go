@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -269,6 +270,12 @@ func TestGroupSyncRefusedIsNotSuccess(t *testing.T) {
 	cfg.GroupSyncInterval = 100 * time.Millisecond
 	run := start(t, cfg)
 	waitFor(t, 30*time.Second, countIs(t, dst, "orders", 20))
+	waitFor(t, 10*time.Second, func() string {
+		if h := run.r.Health().GroupSync; h == nil || h.LastSuccess == "" || h.Error != "" {
+			return fmt.Sprintf("Health says of the group sync %+v; want a last success and no error", h)
+		}
+		return ""
+	})
 	commitGroup(t, src, "denied", "orders", map[int32]int64{0: 10})
 	commitGroup(t, src, "allowed", "orders", map[int32]int64{0: 5})
 	waitFor(t, 10*time.Second, func() string {
@@ -288,6 +295,9 @@ func TestGroupSyncRefusedIsNotSuccess(t *testing.T) {
 	last := run.metricValue(t, "reo_group_sync_last_success_timestamp_seconds", nil)
 	if at := time.Unix(0, int64(last*1e9)); !at.Before(first) {
 		t.Fatalf("reo_group_sync_last_success_timestamp_seconds is %v, after the first refused commit of group denied at %v: a round that synced no offset of a selected group counted as a success", at, first)
+	}
+	if h := run.r.Health().GroupSync; h == nil || !strings.Contains(h.Error, "denied") || !strings.Contains(h.Error, "GROUP_AUTHORIZATION_FAILED") {
+		t.Errorf("Health (the /readyz body) says of the group sync %+v; want the refused group named", h)
 	}
 	if n := run.metricValue(t, "reo_group_sync_rounds_total", map[string]string{"result": "failed"}); n < 1 {
 		t.Fatalf("reo_group_sync_rounds_total{result=\"failed\"} is %v after refused commits, want at least 1", n)

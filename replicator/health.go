@@ -19,6 +19,19 @@ import (
 type Health struct {
 	Ready   bool     `json:"ready"`
 	Reasons []Reason `json:"reasons,omitempty"`
+	// GroupSync is how the consumer group offset sync goes (nil when it
+	// is off). It does not make the replicator unready: it is there for
+	// the operator checking before a failover.
+	GroupSync *GroupSyncHealth `json:"groupSync,omitempty"`
+}
+
+// GroupSyncHealth is the consumer group offset sync's state, as /readyz
+// reports it: when a sync round of this instance last synced every
+// selected group (RFC 3339, "" if none yet), and the error of the last
+// round if it failed.
+type GroupSyncHealth struct {
+	LastSuccess string `json:"lastSuccess,omitempty"`
+	Error       string `json:"error,omitempty"`
 }
 
 // Reason is one thing that keeps a replicator from being ready. Shard is
@@ -226,7 +239,14 @@ func (r *Replicator) Health() Health {
 			add(k, "", stalled[k])
 		}
 	}
-	return Health{Ready: len(rs) == 0, Reasons: rs}
+	h := Health{Ready: len(rs) == 0, Reasons: rs}
+	if !r.cfg.NoGroupSync {
+		h.GroupSync = &GroupSyncHealth{}
+		if g := r.groupSync.Load(); g != nil {
+			*h.GroupSync = *g
+		}
+	}
+	return h
 }
 
 // progress is what the progress line reports between two lines.

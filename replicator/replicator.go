@@ -87,6 +87,8 @@ type Replicator struct {
 	connectTrouble atomic.Pointer[string]
 	// groupTrouble is why the ownership group cannot be joined, "" if none.
 	groupTrouble atomic.Pointer[string]
+	// groupSync is the consumer group sync's last outcome, for Health.
+	groupSync atomic.Pointer[GroupSyncHealth]
 	// membersChecked: the group's members were checked at the first
 	// assignment (checkMembers).
 	membersChecked atomic.Bool

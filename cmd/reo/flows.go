@@ -44,6 +44,8 @@ type flowHealth struct {
 	Ready   bool                `json:"ready"`
 	Stopped string              `json:"stopped,omitempty"`
 	Reasons []replicator.Reason `json:"reasons,omitempty"`
+
+	GroupSync *replicator.GroupSyncHealth `json:"groupSync,omitempty"`
 }
 
 // flowsHealth is /readyz with several flows: ready only when every flow
@@ -65,7 +67,7 @@ func flowsReadiness(runs []*flowRun) flowsHealth {
 			fh.Reasons = []replicator.Reason{{Shard: -1, Reason: "flow stopped: " + stopped.Error()}}
 		} else {
 			h := fr.r.Health()
-			fh.Ready, fh.Reasons = h.Ready, h.Reasons
+			fh.Ready, fh.Reasons, fh.GroupSync = h.Ready, h.Reasons, h.GroupSync
 		}
 		out.Ready = out.Ready && fh.Ready
 		out.Flows = append(out.Flows, fh)
