@@ -61,6 +61,29 @@ func (r *Replicator) groupSyncLoop(ctx context.Context) {
 	}
 }
 
+// GroupSynced reports whether a replication with cfg syncs the offsets of
+// source consumer group group and, when it does not, the Config field that
+// decides it: NoGroupSync, Groups (the group does not match it),
+// GroupsExclude (it matches it) or Name (the group is the replication's
+// own ownership group).
+func GroupSynced(cfg Config, group string) (synced bool, field string, err error) {
+	c, err := cfg.withDefaults().compile()
+	if err != nil {
+		return false, "", err
+	}
+	switch {
+	case c.NoGroupSync:
+		return false, "NoGroupSync", nil
+	case group == c.groupID():
+		return false, "Name", nil
+	case c.groupsExclude != nil && c.groupsExclude.MatchString(group):
+		return false, "GroupsExclude", nil
+	case c.groups != nil && !c.groups.MatchString(group):
+		return false, "Groups", nil
+	}
+	return true, "", nil
+}
+
 // groupSelected reports whether a source group's offsets are synced.
 func (c *compiled) groupSelected(group string) bool {
 	if group == c.groupID() {

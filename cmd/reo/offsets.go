@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -26,7 +27,8 @@ names the flow of the MirrorMaker 2 file (needed when it enables several).
 A partition the group has offsets for on the destination only (the group
 deleted on the source) shows SOURCE-OFFSET -; when the source cannot be
 read (lost after a failover), the destination's offsets are printed alone,
-with a warning, and the exit code is 1.
+with a warning, and the exit code is 1. For a group reo does not sync
+(--groups, --groups-exclude, --sync-group-offsets) it says so first.
 `
 
 // runOffsets is `reo offsets`.
@@ -90,6 +92,17 @@ func runOffsets(ctx context.Context, args []string, env map[string]string, stdou
 	if err != nil {
 		fmt.Fprintf(stderr, "reo: invalid configuration: %v\n", err)
 		return 2
+	}
+	if ok, field, err := replicator.GroupSynced(cfg, group); err == nil && !ok {
+		// Said first: the table's destination side is then not reo's.
+		exclude := cmp.Or(cfg.GroupsExclude, replicator.DefaultGroupsExclude)
+		why := map[string]string{
+			"NoGroupSync":   "the group offset sync is off (" + fieldSetting(field) + ")",
+			"Groups":        fmt.Sprintf("the group does not match %s %q", fieldSetting(field), cfg.Groups),
+			"GroupsExclude": fmt.Sprintf("the group matches %s %q", fieldSetting(field), exclude),
+			"Name":          "it is this replication's own ownership group (" + fieldSetting(field) + ")",
+		}[field]
+		fmt.Fprintf(stderr, "reo offsets: reo does not sync group %s: %s\n", group, why)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()

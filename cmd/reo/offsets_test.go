@@ -192,3 +192,47 @@ func TestOffsetsCommandWithoutTheSourceGroup(t *testing.T) {
 		t.Fatalf("stdout lacks the destination's row (orders 0 - east.orders 9 7 2026-12-05T10:00:00Z):\n%s", out.String())
 	}
 }
+
+// TestOffsetsCommandSaysWhenAGroupIsNotSynced proves that reo offsets
+// tells the operator checking a group before a failover that reo does not
+// sync it, and which setting decides (a console consumer's group is
+// excluded by default, a group outside --groups is not selected), rather
+// than printing a destination side that will never be filled.
+func TestOffsetsCommandSaysWhenAGroupIsNotSynced(t *testing.T) {
+	src := fakeCluster(t, "src", kfake.SeedTopics(1, "orders"))
+	dst := fakeCluster(t, "dst")
+	cl, err := kgo.NewClient(kgo.SeedBrokers(src.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if err := cl.ProduceSync(context.Background(), &kgo.Record{Topic: "orders", Value: []byte("v")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range []string{"console-consumer-1", "app"} {
+		os := make(kadm.Offsets)
+		os.Add(kadm.Offset{Topic: "orders", Partition: 0, At: 1, LeaderEpoch: -1})
+		if resp, err := kadm.NewClient(cl).CommitOffsets(context.Background(), g, os); err != nil || resp.Error() != nil {
+			t.Fatalf("commit %s: %v %v", g, err, resp.Error())
+		}
+	}
+	base := []string{"--source-bootstrap", strings.Join(src.ListenAddrs(), ","), "--dest-bootstrap", strings.Join(dst.ListenAddrs(), ","), "--topics", "orders"}
+	for _, c := range []struct {
+		args []string
+		want string // in stderr; "" for none
+	}{
+		{[]string{"--group", "console-consumer-1"}, `reo does not sync group console-consumer-1: the group matches --groups-exclude`},
+		{[]string{"--group", "app", "--groups", "billing.*"}, `reo does not sync group app: the group does not match --groups / REO_GROUPS "billing.*"`},
+		{[]string{"--group", "app", "--sync-group-offsets=false"}, `reo does not sync group app: the group offset sync is off`},
+		{[]string{"--group", "app"}, ""},
+	} {
+		var out, errOut strings.Builder
+		code := run(context.Background(), append(append([]string{"offsets"}, c.args...), base...), nil, &out, &errOut)
+		if code != 0 || !strings.Contains(out.String(), "orders") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 0 and the table", c.args, code, out.String(), errOut.String())
+		}
+		if c.want == "" && errOut.Len() > 0 || !strings.Contains(errOut.String(), c.want) {
+			t.Errorf("%v: stderr %q, want %q", c.args, errOut.String(), c.want)
+		}
+	}
+}
