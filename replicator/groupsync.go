@@ -379,7 +379,8 @@ type GroupOffset struct {
 
 // GroupOffsets reports a consumer group's offsets on both clusters for the
 // source topics cfg replicates (topic "" for all), as `reo offsets` prints
-// them. It reads only; it needs no running replicator. Destination offsets
+// them; topic may name the source topic or its destination copy. It reads
+// only; it needs no running replicator. Destination offsets
 // of a partition the group has no source offset for (the group deleted on
 // the source, or its offsets expired there) are reported with Source -1.
 // When the source's offsets cannot be read (the source is lost, after a
@@ -429,11 +430,11 @@ func GroupOffsets(ctx context.Context, cfg Config, group, topic string) ([]Group
 		return g
 	}
 	so.Each(func(o kadm.OffsetResponse) {
-		if o.Err != nil || (topic != "" && o.Topic != topic) {
+		if o.Err != nil {
 			return
 		}
 		dstTopic, ok := c.selected(o.Topic, false)
-		if !ok {
+		if !ok || (topic != "" && o.Topic != topic && dstTopic != topic) {
 			return
 		}
 		out = append(out, withDest(GroupOffset{Topic: o.Topic, Partition: o.Partition, Source: o.At, DestTopic: dstTopic, Dest: -1, SyncedFrom: -1}))
@@ -443,7 +444,7 @@ func GroupOffsets(ctx context.Context, cfg Config, group, topic string) ([]Group
 			return
 		}
 		srcTopic, ok := c.sourceOf(d.Topic)
-		if !ok || (topic != "" && srcTopic != topic) {
+		if !ok || (topic != "" && srcTopic != topic && d.Topic != topic) {
 			return
 		}
 		out = append(out, withDest(GroupOffset{Topic: srcTopic, Partition: d.Partition, Source: -1, DestTopic: d.Topic, Dest: -1, SyncedFrom: -1}))

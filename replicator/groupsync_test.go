@@ -544,6 +544,13 @@ func TestGroupOffsetsWithoutTheSource(t *testing.T) {
 		}
 		return ""
 	})
+	// --topic may name the destination topic too (the name consumers
+	// use after the failover).
+	for _, name := range []string{"orders", "east.orders"} {
+		if offs, err := GroupOffsets(context.Background(), cfg, "app", name); err != nil || len(offs) != 1 || offs[0] != synced["app"] {
+			t.Errorf("GroupOffsets(topic %q) = %+v, %v; want %+v", name, offs, err, synced["app"])
+		}
+	}
 	run.stop(t)
 
 	if resp, err := admin(t, src).DeleteGroup(context.Background(), "gone"); err != nil || resp.Err != nil {

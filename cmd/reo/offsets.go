@@ -17,6 +17,8 @@ import (
 
 const offsetsUsage = `usage: reo offsets --group GROUP [--topic TOPIC] [--json] [--flow A->B] [replicate settings]
 
+TOPIC is a source topic or its name on the destination.
+
 Prints, per partition of the topics the replication copies, the group's
 committed offset on the source, the offset reo last committed for it on the
 destination, the source offset that was translated from and when. Takes the
