@@ -1,6 +1,7 @@
 package replicator
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -214,8 +215,18 @@ func (r *Replicator) syncGroup(ctx context.Context, group string, plans map[tp]p
 		return 0, fmt.Errorf("fetch destination offsets: %w", err)
 	}
 	commit := make(kadm.Offsets)
+	var unread error
 	want.Each(func(o kadm.Offset) {
-		if c, ok := cur.Lookup(o.Topic, o.Partition); ok && c.Err == nil {
+		c, ok := cur.Lookup(o.Topic, o.Partition)
+		if ok && c.Err != nil {
+			// The broker did not give the offset back: it may be
+			// ahead of o. Not "no offset"; tried again next round.
+			if unread == nil {
+				unread = fmt.Errorf("fetch destination offset of %s partition %d: %w", o.Topic, o.Partition, c.Err)
+			}
+			return
+		}
+		if ok {
 			switch {
 			case c.At > o.At:
 				// Never backwards, unless the operator asked to
@@ -244,10 +255,10 @@ func (r *Replicator) syncGroup(ctx context.Context, group string, plans map[tp]p
 		commit.Add(o)
 	})
 	if len(commit) == 0 {
-		return 0, nil
+		return 0, unread
 	}
 	if commit, err = r.stillOurs(ctx, commit, copiedInto, ids); err != nil || len(commit) == 0 {
-		return 0, err
+		return 0, cmp.Or(err, unread)
 	}
 	resp, err := r.dstAdm.CommitOffsets(ctx, group, commit)
 	if err != nil {
@@ -259,7 +270,7 @@ func (r *Replicator) syncGroup(ctx context.Context, group string, plans map[tp]p
 	n := 0
 	commit.Each(func(kadm.Offset) { n++ })
 	r.log.Debug("synced group offsets", "group", group, "partitions", n)
-	return n, nil
+	return n, unread
 }
 
 // activeOnDest reports whether group has members (or is not settled

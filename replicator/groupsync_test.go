@@ -637,3 +637,69 @@ func TestGroupSyncPartialListingIsNotSuccess(t *testing.T) {
 		t.Fatalf("reo_group_sync_last_success_timestamp_seconds is %v, after the first refused listing at %v: a round that could not list every broker's groups counted as a success", at, first)
 	}
 }
+
+// TestGroupSyncNeverBackwardsOverAnUnreadOffset proves that a destination
+// offset the broker did not give back (a partition error in the
+// OffsetFetch answer, as UNSTABLE_OFFSET_COMMIT while a transactional
+// commit of the group is pending) is not taken for "no offset": reo
+// committed its translation over it, moving the group backwards.
+func TestGroupSyncNeverBackwardsOverAnUnreadOffset(t *testing.T) {
+	src := newCluster(t, "src", 1, "orders")
+	dst := newCluster(t, "dst", 1)
+	var hide sync.Mutex
+	hiding := false
+	var topicID [16]byte
+	dst.ControlKey(int16(kmsg.OffsetFetch), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		dst.KeepControl()
+		hide.Lock()
+		defer hide.Unlock()
+		r := req.(*kmsg.OffsetFetchRequest)
+		if !hiding || len(r.Groups) != 1 || r.Groups[0].Group != "app" {
+			return nil, nil, false
+		}
+		resp := r.ResponseKind().(*kmsg.OffsetFetchResponse)
+		g := kmsg.NewOffsetFetchResponseGroup()
+		g.Group = "app"
+		rt := kmsg.NewOffsetFetchResponseGroupTopic()
+		rt.Topic, rt.TopicID = "orders", topicID
+		rp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
+		rp.Partition, rp.Offset, rp.LeaderEpoch, rp.ErrorCode = 0, -1, -1, kerr.UnstableOffsetCommit.Code
+		rt.Partitions = append(rt.Partitions, rp)
+		g.Topics = append(g.Topics, rt)
+		resp.Groups = append(resp.Groups, g)
+		return resp, nil, true
+	})
+	produceNumbered(t, src, "orders", "a", 50, 1)
+	cfg := testConfig(src, dst, "orders")
+	cfg.GroupSyncInterval = 100 * time.Millisecond
+	run := start(t, cfg)
+	waitFor(t, 30*time.Second, countIs(t, dst, "orders", 50))
+
+	// Consumers on the destination committed 45 (and left).
+	mine := make(kadm.Offsets)
+	mine.Add(kadm.Offset{Topic: "orders", Partition: 0, At: 45, LeaderEpoch: -1})
+	if resp, err := admin(t, dst).CommitOffsets(context.Background(), "app", mine); err != nil || resp.Error() != nil {
+		t.Fatalf("commit on the destination: %v %v", err, resp.Error())
+	}
+	td, err := admin(t, dst).ListTopics(context.Background(), "orders")
+	if err != nil || td["orders"].Err != nil {
+		t.Fatalf("describe destination topic: %v", err)
+	}
+	hide.Lock()
+	hiding, topicID = true, td["orders"].ID
+	hide.Unlock()
+	commitGroup(t, src, "app", "orders", map[int32]int64{0: 10})
+	rounds := run.metricValue(t, "reo_group_sync_rounds_total", nil)
+	waitFor(t, 10*time.Second, func() string {
+		if n := run.metricValue(t, "reo_group_sync_rounds_total", nil); n < rounds+3 {
+			return fmt.Sprintf("%v sync rounds since, want 3", n-rounds)
+		}
+		return ""
+	})
+	hide.Lock()
+	hiding = false
+	hide.Unlock()
+	if o, _ := groupOffsets(t, dst, "app").Lookup("orders", 0); o.At != 45 {
+		t.Fatalf("the group's destination offset moved from 45 to %d while the broker did not give it back", o.At)
+	}
+}
