@@ -209,7 +209,20 @@ const (
 	// names. Key {"v":1,"kind":"settings","fingerprint":"<hex>"}; value a
 	// Settings. Read to explain a settings conflict between instances.
 	kindSettings = "settings"
+	// kindShards: the replication's shard count, which places every
+	// checkpoint (ShardOf) and so can never change. Key
+	// {"v":1,"kind":"shards"}; value a shardsRecord. The first one of
+	// partition 0 is the replication's; every later one (written only
+	// when none was read) says the same.
+	kindShards = "shards"
 )
+
+// shardsRecord is the value of the kindShards record.
+type shardsRecord struct {
+	Version int    `json:"v"`
+	Shards  int    `json:"shards"`
+	Since   string `json:"since"` // RFC 3339, when it was recorded
+}
 
 // metaKey is the key of a record of another kind than a checkpoint.
 type metaKey struct {
@@ -265,6 +278,10 @@ func encodeJSON(v any) []byte {
 
 func identityKey(cluster string) []byte {
 	return encodeJSON(metaKey{Version: checkpointVersion, Kind: kindIdentity, Cluster: cluster})
+}
+
+func shardsKey() []byte {
+	return encodeJSON(metaKey{Version: checkpointVersion, Kind: kindShards})
 }
 
 func settingsKey(fingerprint string) []byte {

@@ -16,6 +16,7 @@ import (
 type metaRecords struct {
 	identity *ReplicationIdentity // the first identity record, nil if none
 	settings map[string]Settings  // by fingerprint, the last of each
+	shards   *shardsRecord        // the first shard count record, nil if none
 	end      int64                // the offset the read ended at
 }
 
@@ -62,6 +63,12 @@ func (r *Replicator) readMeta(ctx context.Context) (*metaRecords, error) {
 				return true
 			}
 			m.identity = &id
+		case kindShards:
+			var s shardsRecord
+			var k metaKey
+			if m.shards == nil && decodeStrict(rec.Key, &k) == nil && decodeStrict(rec.Value, &s) == nil && s.Shards > 0 {
+				m.shards = &s
+			}
 		case kindSettings:
 			var s Settings
 			var k metaKey
@@ -130,6 +137,9 @@ func (r *Replicator) checkIdentity(ctx context.Context) error {
 	if m.identity.SourceCluster != ours.SourceCluster {
 		return &ReplicationIdentityError{Name: r.cfg.Name, Existing: *m.identity, SourceCluster: ours.SourceCluster, SourceBootstrap: ours.SourceBootstrap}
 	}
+	if err := r.checkShardCount(ctx, m, &meta); err != nil {
+		return err
+	}
 	r.settings = r.cfg.settings(r.srcClusterID)
 	fp := r.settings.fingerprint()
 	if old, ok := m.settings[fp]; !ok || describeSettings(old) != describeSettings(r.settings) {
@@ -139,6 +149,39 @@ func (r *Replicator) checkIdentity(ctx context.Context) error {
 	}
 	r.knownSettings = m.settings
 	return nil
+}
+
+// checkShardCount compares the shard count the replication was made with
+// (its kindShards record) with the partition count of its checkpoint and
+// control topics, which ensureOwnTopics made Shards. Every checkpoint lives
+// in the partition of its shard (ShardOf) under the count it was written
+// with: partitions added to reo's own topics (kafka-topics --alter) would
+// make shards look in the wrong partitions, find no checkpoint and copy
+// their source partitions again from the start. A replication without the
+// record (made before it existed) gets one; readCheckpoints still finds a
+// checkpoint in the wrong partition there.
+func (r *Replicator) checkShardCount(ctx context.Context, m *metaRecords, meta *metaWriter) error {
+	if m.shards != nil {
+		if m.shards.Shards != r.cfg.Shards {
+			return shardCountChanged(r.cfg, m.shards.Shards, fmt.Sprintf("it was made with %d shards (recorded in %s partition 0 since %s)", m.shards.Shards, r.cfg.checkpointTopic(), m.shards.Since))
+		}
+		return nil
+	}
+	if h := r.hooks; h != nil && h.skipShardsRecord {
+		return nil
+	}
+	rec := shardsRecord{Version: 1, Shards: r.cfg.Shards, Since: time.Now().UTC().Format(time.RFC3339)}
+	if _, err := meta.write(ctx, r, &kgo.Record{Key: shardsKey(), Value: encodeJSON(rec)}); err != nil {
+		return fmt.Errorf("record the replication's shard count: %w", err)
+	}
+	return nil
+}
+
+// shardCountChanged is the error for a replication whose shard count is
+// not the one its checkpoints were placed with (was, when known).
+func shardCountChanged(c *compiled, was int, why string) error {
+	return &ConfigError{Field: "Shards", Reason: fmt.Sprintf("replication %q now has %d shards (the partitions of %s and %s), but %s: the shard count of a replication cannot change, because each checkpoint is stored in the partition of its shard and would not be found under another count (resuming would copy those partitions again from their start). Were partitions added to reo's own topics? Kafka cannot remove them: start a new replication (--name) into empty destination topics",
+		c.Name, c.Shards, c.checkpointTopic(), c.controlTopic(), why)}
 }
 
 // legacyOwner reads every checkpoint partition and returns the source

@@ -932,3 +932,45 @@ func TestDestinationDeletedWhileRunningResynced(t *testing.T) {
 		})
 	}
 }
+
+// TestShardCountChangeRefused proves that partitions added to reo's own
+// topics (the operator "scaling" the shards with kafka-topics --alter) do
+// not make shards look for their checkpoints in the wrong partitions: Run
+// stops with a ConfigError naming Shards before anything is copied again,
+// even with AllowNonEmptyDestination (which would otherwise copy the
+// partitions whose shard moved again from their start, duplicating them).
+// A replication made before the shard count was recorded is caught by the
+// checkpoints found in another shard's partition.
+func TestShardCountChangeRefused(t *testing.T) {
+	for _, legacy := range []bool{false, true} {
+		t.Run(fmt.Sprintf("legacy=%v", legacy), func(t *testing.T) {
+			src := newCluster(t, "src", 8, "orders")
+			dst := newCluster(t, "dst", 1)
+			cfg := testConfig(src, dst, "orders")
+			cfg.Shards = 2
+			produceNumbered(t, src, "orders", "a", 80, 8)
+			var hooks *testHooks
+			if legacy {
+				hooks = &testHooks{skipShardsRecord: true}
+			}
+			run := startHooked(t, cfg, hooks)
+			waitFor(t, 30*time.Second, countIs(t, dst, "orders", 80))
+			run.stop(t)
+
+			if _, err := admin(t, dst).UpdatePartitions(context.Background(), 4, "__reo-t-checkpoints", "__reo-t-control"); err != nil {
+				t.Fatalf("grow reo's own topics: %v", err)
+			}
+			cfg.Shards = 0 // take the count from the topics
+			cfg.AllowNonEmptyDestination = true
+			produceNumbered(t, src, "orders", "b", 80, 8)
+			err := start(t, cfg).waitErr(t, 30*time.Second)
+			var ce *ConfigError
+			if !errors.As(err, &ce) || ce.Field != "Shards" || !strings.Contains(err.Error(), "cannot change") {
+				t.Fatalf("Run returned %v, want a *ConfigError naming Shards: the shard count changed", err)
+			}
+			if n := count(dump(t, dst, "orders")); n > 160 {
+				t.Fatalf("destination holds %d records, more than the 160 of the source: partitions were copied again", n)
+			}
+		})
+	}
+}

@@ -231,6 +231,15 @@ func (w *shardWorker) readCheckpoints(ctx context.Context) (map[tp]Checkpoint, e
 			foreign++
 			return false
 		}
+		// Every checkpoint (and ownership marker, placed as partition
+		// 0) is in the partition of its shard: one found elsewhere was
+		// written under another shard count, and its partition's shard
+		// now finds no checkpoint.
+		if at := ShardOf(k.Topic, max(k.Partition, 0), r.cfg.Shards); at != w.shard {
+			decErr = shardCountChanged(r.cfg, 0, fmt.Sprintf("%s partition %d offset %d holds the checkpoint of topic %s partition %d, which %d shards place in partition %d (it was written under another shard count)",
+				topic, rec.Partition, rec.Offset, k.Topic, k.Partition, r.cfg.Shards, at))
+			return true
+		}
 		if k.Partition == OwnerMarkerPartition {
 			return false
 		}

@@ -70,6 +70,9 @@ type testHooks struct {
 	// when a new plan changes the max.message.bytes of a topic it wrote
 	// to.
 	keepProducer func(shard int32) bool
+	// skipShardsRecord: write no shard count record, as reo did before
+	// it recorded one.
+	skipShardsRecord bool
 }
 
 func newShardWorker(r *Replicator, shard int32) *shardWorker {
