@@ -306,10 +306,11 @@ func fatal(err error) bool {
 		own   *OwnTopicDeletedError
 		dtr   *DestTruncatedError
 		ado   *AdoptError
+		ctc   *CheckpointTopicConfigError
 	)
 	return errors.As(err, &gap) || errors.As(err, &trunc) || errors.As(err, &large) || errors.As(err, &count) ||
 		errors.As(err, &dec) || errors.As(err, &ne) || errors.As(err, &auth) ||
-		errors.As(err, &cfg) || errors.As(err, &sc) || errors.As(err, &ide) || errors.As(err, &rid) || errors.As(err, &set) || errors.As(err, &own) || errors.As(err, &dtr) || errors.As(err, &ado)
+		errors.As(err, &cfg) || errors.As(err, &sc) || errors.As(err, &ide) || errors.As(err, &rid) || errors.As(err, &set) || errors.As(err, &own) || errors.As(err, &dtr) || errors.As(err, &ado) || errors.As(err, &ctc)
 }
 
 // fenced reports whether err means another producer took this shard's

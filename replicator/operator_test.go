@@ -974,3 +974,72 @@ func TestShardCountChangeRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckpointTopicDeletePolicyRestored proves that a checkpoint topic
+// altered to cleanup.policy=delete (or compact,delete), which would let the
+// broker delete the checkpoints of idle partitions after retention.ms, is
+// set back to compact by a running replicator and at start; and that when
+// the destination refuses that, Run stops with a
+// CheckpointTopicConfigError naming the topic and the config instead of
+// running on positions that may vanish.
+func TestCheckpointTopicDeletePolicyRestored(t *testing.T) {
+	src := newCluster(t, "src", 2, "orders")
+	dst := newCluster(t, "dst", 1)
+	cfg := testConfig(src, dst, "orders")
+	produceNumbered(t, src, "orders", "a", 20, 2)
+	run := start(t, cfg)
+	waitFor(t, 30*time.Second, countIs(t, dst, "orders", 20))
+
+	const cp = "__reo-t-checkpoints"
+	alter := func(policy string) {
+		t.Helper()
+		rs, err := admin(t, dst).AlterTopicConfigs(context.Background(), []kadm.AlterConfig{{Name: "cleanup.policy", Value: kadm.StringPtr(policy)}}, cp)
+		if err == nil {
+			err = rs[0].Err
+		}
+		if err != nil {
+			t.Fatalf("alter cleanup.policy to %s: %v", policy, err)
+		}
+	}
+	policyIs := func(want string) func() string {
+		return func() string {
+			rcs, err := admin(t, dst).DescribeTopicConfigs(context.Background(), cp)
+			if err != nil {
+				return err.Error()
+			}
+			for _, c := range rcs[0].Configs {
+				if c.Key == "cleanup.policy" && c.Value != nil && *c.Value != want {
+					return "cleanup.policy is " + *c.Value + ", want " + want
+				}
+			}
+			return ""
+		}
+	}
+	alter("delete")
+	waitFor(t, 20*time.Second, policyIs("compact"))
+	produceNumbered(t, src, "orders", "b", 10, 2)
+	waitFor(t, 30*time.Second, countIs(t, dst, "orders", 30))
+	run.stop(t)
+
+	alter("compact,delete")
+	run = start(t, cfg)
+	waitFor(t, 20*time.Second, policyIs("compact"))
+	run.stop(t)
+
+	alter("delete")
+	dst.ControlKey(int16(kmsg.IncrementalAlterConfigs), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		dst.KeepControl()
+		resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
+		for _, rr := range req.(*kmsg.IncrementalAlterConfigsRequest).Resources {
+			r := kmsg.NewIncrementalAlterConfigsResponseResource()
+			r.ResourceType, r.ResourceName, r.ErrorCode = rr.ResourceType, rr.ResourceName, kerr.TopicAuthorizationFailed.Code
+			resp.Resources = append(resp.Resources, r)
+		}
+		return resp, nil, true
+	})
+	err := start(t, cfg).waitErr(t, 20*time.Second)
+	var ce *CheckpointTopicConfigError
+	if !errors.As(err, &ce) || ce.Topic != cp || ce.Value != "delete" || !strings.Contains(err.Error(), "cleanup.policy=compact") {
+		t.Fatalf("with cleanup.policy=delete that reo may not alter: Run returned %v, want a *CheckpointTopicConfigError", err)
+	}
+}

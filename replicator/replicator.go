@@ -113,6 +113,10 @@ type Replicator struct {
 
 	hooks *testHooks // set by tests before Run
 
+	// cpConfigsWarned: checkCheckpointConfigs could not read the
+	// configs and said so (once). Start, then the topic refresh loop.
+	cpConfigsWarned bool
+
 	// autoShards: Config.Shards was 0 and cfg.Shards was resolved from
 	// reo's existing topics (or the default) by ensureOwnTopics, before
 	// anything else reads it.
@@ -344,6 +348,9 @@ func (r *Replicator) tryConnect(ctx context.Context) error {
 	if err := r.ensureOwnTopics(ctx); err != nil {
 		return err
 	}
+	if err := r.checkCheckpointConfigs(ctx); err != nil {
+		return err
+	}
 	if err := r.checkIdentity(ctx); err != nil {
 		return err
 	}
@@ -401,6 +408,65 @@ func (r *Replicator) checkOwnTopics(ctx context.Context) error {
 	}
 	if td, ok := md[topic]; !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition) {
 		return &OwnTopicDeletedError{Topic: topic}
+	}
+	return r.checkCheckpointConfigs(ctx)
+}
+
+// CheckpointTopicConfigError means the checkpoint topic has a
+// cleanup.policy that lets the broker delete checkpoints (delete: by
+// retention.ms or retention.bytes), and reo could not set it back to
+// compact. The checkpoint of a partition that copies nothing for that long
+// would be gone, and the next session of its shard would copy it again
+// from the start (or stop on a non-empty destination). reo stops before
+// that can happen.
+type CheckpointTopicConfigError struct {
+	Topic, Key, Value string
+	Err               error // why it could not be set back to compact
+}
+
+func (e *CheckpointTopicConfigError) Error() string {
+	return fmt.Sprintf("checkpoint topic %s has %s=%s, and setting it back to compact failed (%v): the broker would delete the checkpoints of partitions that copy nothing for retention.ms, and reo would then copy them again from their start; restore it (kafka-configs --alter --entity-type topics --entity-name %s --add-config cleanup.policy=compact, or grant reo AlterConfigs on it), then restart reo",
+		e.Topic, e.Key, e.Value, e.Err, e.Topic)
+}
+
+func (e *CheckpointTopicConfigError) Unwrap() error { return e.Err }
+
+// checkCheckpointConfigs makes sure the checkpoint topic's cleanup.policy
+// lets the broker delete no record: reo creates it compacted, and an
+// operator may alter it (or have made it by hand) with delete, which
+// would drop the checkpoints of idle partitions after retention.ms. Seen,
+// at start or at any topic refresh, reo sets it back to compact with a
+// warning, or stops with a CheckpointTopicConfigError when it cannot.
+// Configs that cannot be read are logged, not fatal.
+func (r *Replicator) checkCheckpointConfigs(ctx context.Context) error {
+	topic := r.cfg.checkpointTopic()
+	rcs, err := r.dstAdm.DescribeTopicConfigs(ctx, topic)
+	var rc kadm.ResourceConfig
+	if err == nil {
+		rc, err = configsByName(rcs).of(topic)
+	}
+	if err != nil {
+		if !r.cpConfigsWarned {
+			r.cpConfigsWarned = true
+			r.log.Warn("cannot read the checkpoint topic's configs to check its cleanup.policy", "topic", topic, "err", err)
+		}
+		return nil
+	}
+	for _, c := range rc.Configs {
+		if c.Key != "cleanup.policy" || c.Value == nil || !slices.Contains(strings.Split(strings.ReplaceAll(*c.Value, " ", ""), ","), "delete") {
+			continue
+		}
+		rs, err := r.dstAdm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Name: "cleanup.policy", Value: kadm.StringPtr("compact")}}, topic)
+		if err == nil {
+			var one kadm.AlterConfigsResponse
+			if one, err = rs.On(topic, nil); err == nil {
+				err = one.Err
+			}
+		}
+		if err != nil {
+			return &CheckpointTopicConfigError{Topic: topic, Key: c.Key, Value: *c.Value, Err: err}
+		}
+		r.log.Warn("the checkpoint topic's cleanup.policy let the broker delete checkpoints; set it back to compact", "topic", topic, "was", *c.Value)
 	}
 	return nil
 }
