@@ -254,6 +254,11 @@ type Settings struct {
 	TopicMapping  map[string]string `json:"topicMapping,omitempty"`
 	Naming        string            `json:"naming"`
 	SourceAlias   string            `json:"sourceAlias,omitempty"`
+	// GroupSync is which source groups' offsets are synced, "" for the
+	// default (every group but DefaultGroupsExclude): each instance syncs
+	// the partitions of the shards it owns, so instances that disagree
+	// would leave a group with some partitions synced and others not.
+	GroupSync string `json:"groupSync,omitempty"`
 }
 
 // metaKind returns the kind of a checkpoint-topic record key, "" for a

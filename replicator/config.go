@@ -566,7 +566,9 @@ func wholeMatch(field, expr string) (*regexp.Regexp, error) {
 	return re, nil
 }
 
-// settings is the selection and naming every running instance must share.
+// settings is the selection, naming and group sync every running instance
+// must share. Group sync is left out of it at the defaults, so that those
+// instances keep the fingerprint of reo versions that did not compare it.
 func (c *compiled) settings(sourceCluster string) Settings {
 	s := Settings{Version: 1, SourceCluster: sourceCluster, Topics: c.Topics, TopicsExclude: c.TopicsExclude, Naming: string(c.Naming)}
 	if c.Naming == NamingPrefix {
@@ -580,6 +582,12 @@ func (c *compiled) settings(sourceCluster string) Settings {
 	}
 	if len(c.TopicMapping) > 0 {
 		s.TopicMapping = c.TopicMapping
+	}
+	switch {
+	case c.NoGroupSync:
+		s.GroupSync = "off"
+	case c.Groups != "" || c.GroupsExclude != DefaultGroupsExclude:
+		s.GroupSync = fmt.Sprintf("groups=%q groups-exclude=%q", c.Groups, c.GroupsExclude)
 	}
 	return s
 }

@@ -221,8 +221,8 @@ func (e *ReplicationIdentityError) Error() string {
 }
 
 // SettingsConflictError means instances of one replication run at the same
-// time with different topic selection or naming: they would split the
-// shards and copy different things. Stop every instance and start them with
+// time with different topic selection, naming or group sync: they would
+// split the shards and copy (or sync) different things. Stop every instance and start them with
 // the same settings; changing the settings of a stopped replication is
 // normal.
 type SettingsConflictError struct {
@@ -242,7 +242,7 @@ func (e *SettingsConflictError) Error() string {
 	if e.Theirs != nil {
 		theirs = describeSettings(*e.Theirs)
 	}
-	return fmt.Sprintf("other running instances of replication %q use other settings: theirs %s, this instance's %s; every instance of a replication must select and name topics the same way (stop them all to change settings, or use another --name for a separate replication)",
+	return fmt.Sprintf("other running instances of replication %q use other settings: theirs %s, this instance's %s; every instance of a replication must select and name topics and sync groups the same way (stop them all to change settings, or use another --name for a separate replication)",
 		e.Name, theirs, describeSettings(e.Ours))
 }
 
@@ -253,6 +253,9 @@ func describeSettings(s Settings) string {
 	}
 	if len(s.TopicMapping) > 0 {
 		out += fmt.Sprintf(" mapping=%v", s.TopicMapping)
+	}
+	if s.GroupSync != "" {
+		out += " group-sync: " + s.GroupSync
 	}
 	return out + "}"
 }

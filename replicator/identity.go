@@ -249,8 +249,8 @@ func (w *metaWriter) close() {
 	}
 }
 
-// Instances that run together must select and name topics the same way.
-// Each announces a fingerprint of its settings in the client id of its
+// Instances that run together must select and name topics, and sync groups,
+// the same way. Each announces a fingerprint of its settings in the client id of its
 // ownership group client ("reo-<name>/settings-<fingerprint>"), which the
 // group coordinator lists for every member (DescribeGroups). An instance
 // checks the members before it joins and again at its first assignment,

@@ -1043,3 +1043,33 @@ func TestCheckpointTopicDeletePolicyRestored(t *testing.T) {
 		t.Fatalf("with cleanup.policy=delete that reo may not alter: Run returned %v, want a *CheckpointTopicConfigError", err)
 	}
 }
+
+// TestGroupSyncSettingsConflictRefused proves that an instance whose group
+// offset sync differs from the running instances' (another --groups, or
+// sync turned off) is refused like another topic selection: each instance
+// syncs the groups' offsets on the shards it owns, so two group settings
+// at once would leave a group with some partitions synced and others not.
+func TestGroupSyncSettingsConflictRefused(t *testing.T) {
+	src := newCluster(t, "src", 4, "orders")
+	dst := newCluster(t, "dst", 1)
+	cfg := testConfig(src, dst, "orders")
+	first := start(t, cfg)
+	produceNumbered(t, src, "orders", "a", 20, 4)
+	waitFor(t, 30*time.Second, countIs(t, dst, "orders", 20))
+
+	for _, change := range []func(*Config){
+		func(c *Config) { c.Groups = "billing-.*" },
+		func(c *Config) { c.NoGroupSync = true },
+	} {
+		other := cfg
+		change(&other)
+		err := start(t, other).waitErr(t, 40*time.Second)
+		var sc *SettingsConflictError
+		if !errors.As(err, &sc) || !strings.Contains(err.Error(), "group-sync") {
+			t.Fatalf("second instance with other group sync settings: Run returned %v, want a *SettingsConflictError naming group-sync", err)
+		}
+	}
+	if h := first.r.Health(); !h.Ready {
+		t.Errorf("first instance not ready after the refusals: %+v", h.Reasons)
+	}
+}
