@@ -1073,3 +1073,35 @@ func TestGroupSyncSettingsConflictRefused(t *testing.T) {
 		t.Errorf("first instance not ready after the refusals: %+v", h.Reasons)
 	}
 }
+
+// TestCheckpointTopicRecreatedWhileRunning proves that a checkpoint topic
+// deleted and created again under the same name while reo runs (by hand,
+// "to reset it") is not taken for the replication's: it holds none of the
+// positions, so shards starting from it would copy their partitions again
+// (AllowNonEmptyDestination lets them). Run stops with an
+// OwnTopicDeletedError that says the topic id changed, and nothing is
+// copied twice.
+func TestCheckpointTopicRecreatedWhileRunning(t *testing.T) {
+	src := newCluster(t, "src", 4, "orders")
+	dst := newCluster(t, "dst", 1)
+	cfg := testConfig(src, dst, "orders")
+	cfg.AllowNonEmptyDestination = true
+	produceNumbered(t, src, "orders", "a", 80, 4)
+	run := start(t, cfg)
+	waitFor(t, 30*time.Second, countIs(t, dst, "orders", 80))
+
+	adm := admin(t, dst)
+	if _, err := adm.DeleteTopics(context.Background(), "__reo-t-checkpoints"); err != nil {
+		t.Fatalf("delete checkpoint topic: %v", err)
+	}
+	createTopic(t, dst, "__reo-t-checkpoints", int32(cfg.Shards), map[string]*string{"cleanup.policy": kadm.StringPtr("compact")})
+	produceNumbered(t, src, "orders", "b", 80, 4)
+	err := run.waitErr(t, 30*time.Second)
+	var od *OwnTopicDeletedError
+	if !errors.As(err, &od) || od.NowID == "" || od.WasID == od.NowID {
+		t.Fatalf("Run returned %v, want an *OwnTopicDeletedError naming the checkpoint topic's new id", err)
+	}
+	if n := count(dump(t, dst, "orders")); n > 160 {
+		t.Fatalf("destination holds %d records, more than the source's 160: partitions were copied again", n)
+	}
+}

@@ -252,6 +252,17 @@ func (w *shardWorker) readCheckpoints(ctx context.Context) (map[tp]Checkpoint, e
 	if err != nil {
 		return nil, fmt.Errorf("read checkpoints of shard %d: %w", w.shard, err)
 	}
+	// The positions read are the replication's only if the checkpoint
+	// topic is still the one Run started with: one deleted and created
+	// again (by hand, or by a restarted instance) holds none of them.
+	// Asked after the read, so a change before or during it is seen.
+	id, err := r.checkpointTopicID(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.sameCheckpointTopic(id); err != nil {
+		return nil, err
+	}
 	if foreign > 0 {
 		w.log.Warn("ignored checkpoints of another source cluster id", "records", foreign, "source_cluster", r.srcClusterID)
 	}

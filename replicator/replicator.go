@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Option configures a Replicator beyond its Config.
@@ -112,6 +113,11 @@ type Replicator struct {
 	ran                  atomic.Bool
 
 	hooks *testHooks // set by tests before Run
+
+	// cpTopicID is the checkpoint topic's id once Run has connected
+	// ("" if the destination reports none): a checkpoint topic deleted
+	// and created again under the same name holds none of the positions.
+	cpTopicID string
 
 	// cpConfigsWarned: checkCheckpointConfigs could not read the
 	// configs and said so (once). Start, then the topic refresh loop.
@@ -348,6 +354,9 @@ func (r *Replicator) tryConnect(ctx context.Context) error {
 	if err := r.ensureOwnTopics(ctx); err != nil {
 		return err
 	}
+	if r.cpTopicID, err = r.checkpointTopicID(ctx); err != nil {
+		return err
+	}
 	if err := r.checkCheckpointConfigs(ctx); err != nil {
 		return err
 	}
@@ -393,23 +402,78 @@ func (r *Replicator) refreshLoop(ctx context.Context) {
 // deleted while reo ran: every position is gone. Restarting makes a new
 // replication, which refuses destination partitions that hold records
 // (NonEmptyDestinationError) unless the destination was wiped too.
-type OwnTopicDeletedError struct{ Topic string }
-
-func (e *OwnTopicDeletedError) Error() string {
-	return fmt.Sprintf("checkpoint topic %s was deleted while reo ran: the replication's positions are gone; if the whole destination was wiped, restart reo to copy everything again; otherwise restore the topic or start a new replication (--name) into empty topics", e.Topic)
+//
+// WasID and NowID are set when the topic was deleted and created again
+// under the same name (its topic id changed): the new topic holds none of
+// the positions either.
+type OwnTopicDeletedError struct {
+	Topic        string
+	WasID, NowID string
 }
 
-// checkOwnTopics stops the replicator when its checkpoint topic is gone.
+func (e *OwnTopicDeletedError) Error() string {
+	what := "was deleted while reo ran"
+	if e.NowID != "" {
+		what = fmt.Sprintf("was deleted and created again while reo ran (its topic id was %s when reo started and is now %s)", e.WasID, e.NowID)
+	}
+	return fmt.Sprintf("checkpoint topic %s %s: the replication's positions are gone; if the whole destination was wiped, restart reo to copy everything again; otherwise restore the topic or start a new replication (--name) into empty topics", e.Topic, what)
+}
+
+// checkOwnTopics stops the replicator when its checkpoint topic is gone, or
+// is another topic than the one it started with.
 func (r *Replicator) checkOwnTopics(ctx context.Context) error {
 	topic := r.cfg.checkpointTopic()
 	md, err := r.dstAdm.ListTopics(ctx, topic)
 	if err != nil {
 		return fmt.Errorf("describe %s: %w", topic, err)
 	}
-	if td, ok := md[topic]; !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition) {
+	td, ok := md[topic]
+	if !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition) {
 		return &OwnTopicDeletedError{Topic: topic}
 	}
+	if td.Err == nil {
+		if err := r.sameCheckpointTopic(topicIDString(td.ID)); err != nil {
+			return err
+		}
+	}
 	return r.checkCheckpointConfigs(ctx)
+}
+
+// sameCheckpointTopic returns an OwnTopicDeletedError when id, the
+// checkpoint topic's id now, is not the one Run started with.
+func (r *Replicator) sameCheckpointTopic(id string) error {
+	if r.cpTopicID != "" && id != "" && id != r.cpTopicID {
+		return &OwnTopicDeletedError{Topic: r.cfg.checkpointTopic(), WasID: r.cpTopicID, NowID: id}
+	}
+	return nil
+}
+
+// checkpointTopicID asks the destination for the checkpoint topic's id
+// with a metadata request of its own (not the admin client's cache, which
+// may still show a topic deleted a moment ago).
+func (r *Replicator) checkpointTopicID(ctx context.Context) (string, error) {
+	topic := r.cfg.checkpointTopic()
+	req := kmsg.NewPtrMetadataRequest()
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr(topic)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, r.dstCl)
+	if err != nil {
+		return "", fmt.Errorf("describe %s: %w", topic, err)
+	}
+	for _, t := range resp.Topics {
+		if t.Topic == nil || *t.Topic != topic {
+			continue
+		}
+		if err := kerr.ErrorForCode(t.ErrorCode); err != nil {
+			if errors.Is(err, kerr.UnknownTopicOrPartition) {
+				return "", &OwnTopicDeletedError{Topic: topic}
+			}
+			return "", asAuth("destination", "describing topic "+topic, fmt.Errorf("describe %s: %w", topic, err))
+		}
+		return topicIDString(t.TopicID), nil
+	}
+	return "", fmt.Errorf("describe %s: not in the answer", topic)
 }
 
 // CheckpointTopicConfigError means the checkpoint topic has a
