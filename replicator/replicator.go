@@ -450,7 +450,7 @@ func (r *Replicator) sameCheckpointTopic(id string) error {
 
 // checkpointTopicID asks the destination for the checkpoint topic's id
 // with a metadata request of its own (not the admin client's cache, which
-// may still show a topic deleted a moment ago).
+// may still show a topic deleted a moment ago). Its errors are transient.
 func (r *Replicator) checkpointTopicID(ctx context.Context) (string, error) {
 	topic := r.cfg.checkpointTopic()
 	req := kmsg.NewPtrMetadataRequest()
@@ -466,9 +466,9 @@ func (r *Replicator) checkpointTopicID(ctx context.Context) (string, error) {
 			continue
 		}
 		if err := kerr.ErrorForCode(t.ErrorCode); err != nil {
-			if errors.Is(err, kerr.UnknownTopicOrPartition) {
-				return "", &OwnTopicDeletedError{Topic: topic}
-			}
+			// Not fatal here, even UnknownTopicOrPartition: a broker
+			// may not know a topic created a moment ago. A deleted
+			// topic stops reo at the next checkOwnTopics.
 			return "", asAuth("destination", "describing topic "+topic, fmt.Errorf("describe %s: %w", topic, err))
 		}
 		return topicIDString(t.TopicID), nil
