@@ -101,9 +101,17 @@ type NonEmptyDestinationError struct {
 	Partition int32
 	DestTopic string
 	Resync    string // the IdentityError kind that led to a resync, if any
+	// CopyOf, when set, is the source topic whose copy the destination
+	// topic holds by this replication's checkpoints: the configuration
+	// now sends Topic there instead (Partition is -1: the whole topic).
+	CopyOf string
 }
 
 func (e *NonEmptyDestinationError) Error() string {
+	if e.CopyOf != "" {
+		return fmt.Sprintf("destination topic %s holds the copy of source topic %s (this replication's checkpoints say so), but the configuration now sends source topic %s there: copying it would mix the two topics' records; nothing of %s was copied. Options: send %s to another destination (--dest-topic, topic mapping, naming); or delete destination topic %s first (reo recreates it); or add --allow-nonempty-destination to append %s after %s's records",
+			e.DestTopic, e.CopyOf, e.Topic, e.Topic, e.Topic, e.DestTopic, e.Topic, e.CopyOf)
+	}
 	if e.Resync != "" {
 		return fmt.Sprintf("%s: topic %s partition %d is to be copied again from its log start (--resync-changed-topics) but destination topic %s partition %d already holds committed records: delete destination topic %s first (reo recreates it), or add --allow-nonempty-destination to append after them",
 			e.Resync, e.Topic, e.Partition, e.DestTopic, e.Partition, e.DestTopic)

@@ -1105,3 +1105,54 @@ func TestCheckpointTopicRecreatedWhileRunning(t *testing.T) {
 		t.Fatalf("destination holds %d records, more than the source's 160: partitions were copied again", n)
 	}
 }
+
+// TestSecondTopicMappedOntoCopyRefused proves that a topic mapping changed
+// from a -> x to b -> x, with x holding a's copy, is refused before
+// anything of b is written into x: before, b's partitions whose x
+// partition happened to be empty were copied into it (mixing the two
+// topics) before another partition stopped on NonEmptyDestinationError.
+// x recreated empty, b is copied into it; and a destination topic whose
+// checkpoints name a's copy in an earlier incarnation of it does not count.
+func TestSecondTopicMappedOntoCopyRefused(t *testing.T) {
+	src := newCluster(t, "src", 2, "a", "b")
+	dst := newCluster(t, "dst", 1)
+	cl := client(t, src, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	for i := 0; i < 10; i++ { // a's partition 1 stays empty
+		if err := cl.ProduceSync(context.Background(), &kgo.Record{Topic: "a", Partition: 0, Value: []byte(fmt.Sprint("a-", i))}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := testConfig(src, dst, "")
+	cfg.TopicMapping = map[string]string{"a": "x"}
+	run := start(t, cfg)
+	waitFor(t, 30*time.Second, countIs(t, dst, "x", 10))
+	run.stop(t)
+
+	produceNumbered(t, src, "b", "b", 20, 2)
+	cfg.TopicMapping = map[string]string{"b": "x"}
+	err := start(t, cfg).waitErr(t, 20*time.Second)
+	var ne *NonEmptyDestinationError
+	if !errors.As(err, &ne) || ne.CopyOf != "a" || ne.Topic != "b" || ne.DestTopic != "x" {
+		t.Fatalf("Run returned %v, want a *NonEmptyDestinationError: x holds a's copy", err)
+	}
+	if d := dump(t, dst, "x"); len(d[0]) != 10 || len(d[1]) != 0 {
+		t.Fatalf("x holds %d and %d records in partitions 0 and 1, want a's 10 and 0: b was copied into it", len(d[0]), len(d[1]))
+	}
+
+	// Emptied by the operator (deleted and created again by hand), x
+	// takes b's copy.
+	if _, err := admin(t, dst).DeleteTopic(context.Background(), "x"); err != nil {
+		t.Fatalf("delete x: %v", err)
+	}
+	createTopic(t, dst, "x", 2, nil)
+	run = start(t, cfg)
+	waitFor(t, 30*time.Second, countIs(t, dst, "x", 20))
+	run.stop(t)
+	// Restarted, x holds b's copy (and a's marker is still there): b goes on.
+	start(t, cfg)
+	produceNumbered(t, src, "b", "c", 10, 2)
+	waitFor(t, 30*time.Second, countIs(t, dst, "x", 30))
+	if d := sameContent(t, src, "b", dst, "x"); d != "" {
+		t.Fatalf("x after b was mapped to it: %s", d)
+	}
+}

@@ -41,7 +41,10 @@ type topicState struct {
 	srcID    string // the source topic's id when this state was made
 	verified bool   // destination has enough partitions (or reo created it)
 	warned   bool   // "more partitions than source" already logged
-	maxBytes int32
+	// copyChecked: its destination was found not to hold another source
+	// topic's copy (checkCopiesOf), or reo created it.
+	copyChecked bool
+	maxBytes    int32
 }
 
 // copiedConfigs are topic configs copied from a source topic when reo creates
@@ -242,6 +245,10 @@ func (r *Replicator) refreshTopics(ctx context.Context) (*plan, error) {
 	// within TopicRefreshInterval, not only at start.
 	configs, err := r.destConfigs(ctx, present, blocked, sel.byDest)
 	if err != nil {
+		return nil, err
+	}
+
+	if err := r.checkCopiesOf(ctx, present, sel, dstMD, blocked); err != nil {
 		return nil, err
 	}
 
@@ -636,6 +643,7 @@ func (r *Replicator) createDestTopics(ctx context.Context, srcs []string, parts 
 		case err == nil:
 			r.log.Info("created destination topic", "topic", src, "dest_topic", dst, "partitions", parts[src])
 			r.topics[src].verified = true // created by us: it matches the source
+			r.topics[src].copyChecked = true
 			made[dst] = parts[src]
 		case errors.Is(err, kerr.TopicAlreadyExists): // another instance won the race
 			made[dst] = parts[src]
@@ -676,6 +684,141 @@ func (r *Replicator) awaitTopics(ctx context.Context, want map[string]int) bool 
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// checkCopiesOf refuses, before any shard copies into it, a destination
+// topic that holds records and that this replication's checkpoints (or
+// ownership marker) name as the copy of another source topic than the one
+// the configuration now sends there: a topic mapping changed from a -> x
+// to b -> x, say. Copying b's partitions into x's empty partitions while
+// a's hold a's records would mix the two; the partitions with records
+// would stop on NonEmptyDestinationError only after the others were
+// written. It runs once per destination the refresh has not checked yet
+// (every one, at start), reading the checkpoint topic once; not with
+// AllowNonEmptyDestination, which allows exactly that. Checkpoints of a
+// destination topic since recreated (another topic id) do not count.
+func (r *Replicator) checkCopiesOf(ctx context.Context, present []string, sel *selection, dstMD kadm.TopicDetails, blocked map[string]string) error {
+	var fresh []string
+	for _, d := range present {
+		src := sel.byDest[d]
+		if _, bad := blocked[src]; bad || r.topics[src].copyChecked {
+			continue
+		}
+		if r.cfg.AllowNonEmptyDestination {
+			r.topics[src].copyChecked = true
+			continue
+		}
+		fresh = append(fresh, d)
+	}
+	if len(fresh) == 0 {
+		return nil
+	}
+	var parts []tp
+	for _, d := range fresh {
+		for _, pd := range dstMD[d].Partitions.Sorted() {
+			parts = append(parts, tp{d, pd.Partition})
+		}
+	}
+	ends, err := partialOffsets(listOffsets(ctx, r.dstCl, parts, listEnd))
+	if ends == nil {
+		return fmt.Errorf("list end offsets of destination topics: %w", err)
+	}
+	held := make(map[string]bool) // destinations with records (or markers)
+	for _, p := range parts {
+		o, ok := ends.Lookup(p.topic, p.partition)
+		if !ok || o.Err != nil {
+			return fmt.Errorf("list end offset of destination topic %s partition %d: %v %v", p.topic, p.partition, o.Err, err)
+		}
+		if o.Offset > 0 {
+			held[p.topic] = true
+		}
+	}
+	var owners map[string]map[string]map[string]bool
+	for _, d := range fresh {
+		src := sel.byDest[d]
+		if !held[d] {
+			r.topics[src].copyChecked = true
+			continue
+		}
+		if owners == nil {
+			if owners, err = r.copiedSources(ctx); err != nil {
+				return err
+			}
+		}
+		// A source counts for d if a marker (no id) or a checkpoint
+		// of d's current id, or of a version without ids, names it.
+		id := topicIDString(dstMD[d].ID)
+		copied := func(o string) bool { ids := owners[d][o]; return ids[""] || ids[id] }
+		var others []string
+		for o := range owners[d] {
+			if o != src && copied(o) {
+				others = append(others, o)
+			}
+		}
+		if len(others) > 0 && !copied(src) {
+			slices.Sort(others)
+			return &NonEmptyDestinationError{Topic: src, Partition: -1, DestTopic: d, CopyOf: others[0]}
+		}
+		r.topics[src].copyChecked = true
+	}
+	return nil
+}
+
+// copiedSources reads the whole checkpoint topic, uncommitted to its high
+// watermarks (a restart after a crash must not wait for a transaction left
+// open), and returns, by destination topic, the source topics of this
+// source cluster whose checkpoints or markers name it, with the
+// destination topic ids they name ("" for a marker, written before its
+// topic existed, and for a checkpoint of a version without ids).
+func (r *Replicator) copiedSources(ctx context.Context) (map[string]map[string]map[string]bool, error) {
+	topic := r.cfg.checkpointTopic()
+	parts := make([]tp, r.cfg.Shards)
+	for k := range parts {
+		parts[k] = tp{topic, int32(k)}
+	}
+	sc, ec := listOffsetsAsync(ctx, r.dstCl, parts, listStart), listOffsetsAsync(ctx, r.dstCl, parts, listEnd)
+	starts, ends := <-sc, <-ec
+	sl, serr := partialOffsets(starts.l, starts.err)
+	el, eerr := partialOffsets(ends.l, ends.err)
+	spans := make(map[tp]span, len(parts))
+	for _, p := range parts {
+		var so, eo kadm.ListedOffset
+		var ok1, ok2 bool
+		if sl != nil && el != nil {
+			so, ok1 = sl.Lookup(p.topic, p.partition)
+			eo, ok2 = el.Lookup(p.topic, p.partition)
+		}
+		if !ok1 || !ok2 || so.Err != nil || eo.Err != nil {
+			return nil, asAuth("destination", "listing offsets of "+topic, fmt.Errorf("list offsets of %s partition %d: %v %v %v %v", topic, p.partition, so.Err, eo.Err, serr, eerr))
+		}
+		spans[p] = span{so.Offset, eo.Offset}
+	}
+	out := make(map[string]map[string]map[string]bool)
+	err := r.readSpans(ctx, spans, kgo.ReadUncommitted(), func(rec *kgo.Record) bool {
+		if metaKind(rec.Key) != "" {
+			return false
+		}
+		k, c, err := DecodeCheckpoint(rec.Key, rec.Value)
+		if err != nil || k.Cluster != r.srcClusterID || c.DstTopic == "" {
+			return false
+		}
+		id := c.DstTopicID
+		if k.Partition == OwnerMarkerPartition {
+			id = ""
+		}
+		if out[c.DstTopic] == nil {
+			out[c.DstTopic] = make(map[string]map[string]bool)
+		}
+		if out[c.DstTopic][k.Topic] == nil {
+			out[c.DstTopic][k.Topic] = make(map[string]bool)
+		}
+		out[c.DstTopic][k.Topic][id] = true
+		return false
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read %s for the source topics copied to each destination: %w", topic, err)
+	}
+	return out, nil
 }
 
 // destIsOurs reports whether reo may grow destination topic dst of source
