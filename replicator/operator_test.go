@@ -1156,3 +1156,75 @@ func TestSecondTopicMappedOntoCopyRefused(t *testing.T) {
 		t.Fatalf("x after b was mapped to it: %s", d)
 	}
 }
+
+// TestCopiesCheckSparesHealthyShards proves that the start-time check of
+// which source topics a destination holds (checkCopiesOf), which reads the
+// whole checkpoint topic, does not hold back every topic when one
+// checkpoint partition cannot be read: the topics are copied (the shards
+// whose checkpoint partitions answer copy on) and the check is tried again
+// at the next refresh.
+func TestCopiesCheckSparesHealthyShards(t *testing.T) {
+	src := newCluster(t, "src", 4, "orders")
+	dst := newCluster(t, "dst", 1)
+	cfg := testConfig(src, dst, "orders")
+	produceNumbered(t, src, "orders", "a", 40, 4)
+	run := start(t, cfg)
+	waitFor(t, 30*time.Second, countIs(t, dst, "orders", 40))
+	run.stop(t)
+
+	const down = int32(1) // checkpoint partition of shard 1
+	var refused atomic.Int32
+	dst.ControlKey(int16(kmsg.ListOffsets), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		dst.KeepControl()
+		lr := req.(*kmsg.ListOffsetsRequest)
+		hit := false
+		for _, rt := range lr.Topics {
+			for _, rp := range rt.Partitions {
+				hit = hit || rt.Topic == "__reo-t-checkpoints" && rp.Partition == down
+			}
+		}
+		if !hit {
+			return nil, nil, false
+		}
+		refused.Add(1)
+		resp := lr.ResponseKind().(*kmsg.ListOffsetsResponse)
+		for _, rt := range lr.Topics {
+			st := kmsg.NewListOffsetsResponseTopic()
+			st.Topic = rt.Topic
+			for _, rp := range rt.Partitions {
+				sp := kmsg.NewListOffsetsResponseTopicPartition()
+				sp.Partition, sp.ErrorCode = rp.Partition, kerr.UnknownServerError.Code
+				st.Partitions = append(st.Partitions, sp)
+			}
+			resp.Topics = append(resp.Topics, st)
+		}
+		return resp, nil, true
+	})
+	start(t, cfg)
+	produceNumbered(t, src, "orders", "b", 40, 4)
+	want := 0
+	for p := int32(0); p < 4; p++ {
+		if ShardOf("orders", p, cfg.Shards) != down {
+			want += 10
+		}
+	}
+	if want == 0 || want == 40 {
+		t.Fatalf("test needs partitions both in and out of shard %d (want %d)", down, want)
+	}
+	waitFor(t, 30*time.Second, func() string {
+		d := dump(t, dst, "orders")
+		got := 0
+		for p, recs := range d {
+			if ShardOf("orders", p, cfg.Shards) != down {
+				got += len(recs)
+			}
+		}
+		if got != 2*want {
+			return fmt.Sprintf("partitions outside shard %d hold %d records, want %d", down, got, 2*want)
+		}
+		return ""
+	})
+	if refused.Load() == 0 {
+		t.Fatalf("the checkpoint partition of shard %d was never asked for", down)
+	}
+}
