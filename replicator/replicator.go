@@ -500,7 +500,8 @@ func (e *CheckpointTopicConfigError) Unwrap() error { return e.Err }
 // operator may alter it (or have made it by hand) with delete, which
 // would drop the checkpoints of idle partitions after retention.ms. Seen,
 // at start or at any topic refresh, reo sets it back to compact with a
-// warning, or stops with a CheckpointTopicConfigError when it cannot.
+// warning, or stops with a CheckpointTopicConfigError when the destination
+// refuses that (a transient failure is retried at the next refresh).
 // Configs that cannot be read are logged, not fatal.
 func (r *Replicator) checkCheckpointConfigs(ctx context.Context) error {
 	topic := r.cfg.checkpointTopic()
@@ -527,8 +528,14 @@ func (r *Replicator) checkCheckpointConfigs(ctx context.Context) error {
 				err = one.Err
 			}
 		}
-		if err != nil {
+		var ke *kerr.Error
+		switch {
+		case err != nil && errors.As(err, &ke) && !ke.Retriable:
+			// Refused (ACLs, a policy): it will not change by itself.
 			return &CheckpointTopicConfigError{Topic: topic, Key: c.Key, Value: *c.Value, Err: err}
+		case err != nil:
+			r.log.Warn("the checkpoint topic's cleanup.policy lets the broker delete checkpoints; setting it back to compact failed, will retry at the next refresh", "topic", topic, "policy", *c.Value, "err", err)
+			return nil
 		}
 		r.log.Warn("the checkpoint topic's cleanup.policy let the broker delete checkpoints; set it back to compact", "topic", topic, "was", *c.Value)
 	}
