@@ -125,8 +125,12 @@
 // PartitionCountError (destination has fewer partitions than the source),
 // NonEmptyDestinationError, AdoptError, CheckpointDecodeError, AuthError, ConfigError,
 // IdentityError, ReplicationIdentityError, SettingsConflictError,
-// OwnTopicDeletedError, DestTruncatedError and a shard count that differs
-// from the existing checkpoint topic's. With AllowDataLoss, gaps, source
+// OwnTopicDeletedError (the checkpoint topic deleted, or deleted and
+// created again: its topic id changed), DestTruncatedError,
+// CheckpointTopicConfigError (a checkpoint topic whose cleanup.policy
+// deletes records, which reo could not set back to compact) and a shard
+// count that differs from the existing checkpoint topic's or from the
+// count the replication was made with (a ConfigError naming Shards). With AllowDataLoss, gaps, source
 // truncations and too-large records are skipped, logged and counted in
 // reo_skipped_records_total (a destination truncation is not:
 // ResyncChangedTopics copies such a partition again). Other errors
