@@ -163,7 +163,7 @@ func (r *Replicator) checkIdentity(ctx context.Context) error {
 func (r *Replicator) checkShardCount(ctx context.Context, m *metaRecords, meta *metaWriter) error {
 	if m.shards != nil {
 		if m.shards.Shards != r.cfg.Shards {
-			return shardCountChanged(r.cfg, m.shards.Shards, fmt.Sprintf("it was made with %d shards (recorded in %s partition 0 since %s)", m.shards.Shards, r.cfg.checkpointTopic(), m.shards.Since))
+			return shardCountChanged(r.cfg, fmt.Sprintf("it was made with %d shards (recorded in %s partition 0 since %s)", m.shards.Shards, r.cfg.checkpointTopic(), m.shards.Since))
 		}
 		return nil
 	}
@@ -178,8 +178,8 @@ func (r *Replicator) checkShardCount(ctx context.Context, m *metaRecords, meta *
 }
 
 // shardCountChanged is the error for a replication whose shard count is
-// not the one its checkpoints were placed with (was, when known).
-func shardCountChanged(c *compiled, was int, why string) error {
+// not the one its checkpoints were placed with; why says how that is known.
+func shardCountChanged(c *compiled, why string) error {
 	return &ConfigError{Field: "Shards", Reason: fmt.Sprintf("replication %q now has %d shards (the partitions of %s and %s), but %s: the shard count of a replication cannot change, because each checkpoint is stored in the partition of its shard and would not be found under another count (resuming would copy those partitions again from their start). Were partitions added to reo's own topics? Kafka cannot remove them: start a new replication (--name) into empty destination topics",
 		c.Name, c.Shards, c.checkpointTopic(), c.controlTopic(), why)}
 }
@@ -250,8 +250,8 @@ func (w *metaWriter) close() {
 }
 
 // Instances that run together must select and name topics, and sync groups,
-// the same way. Each announces a fingerprint of its settings in the client id of its
-// ownership group client ("reo-<name>/settings-<fingerprint>"), which the
+// the same way. Each announces a fingerprint of its settings in the client
+// id of its ownership group client ("reo-<name>/settings-<fingerprint>"), which the
 // group coordinator lists for every member (DescribeGroups). An instance
 // checks the members before it joins and again at its first assignment,
 // before it starts any shard; a member with another fingerprint, or a

@@ -236,7 +236,7 @@ func (w *shardWorker) readCheckpoints(ctx context.Context) (map[tp]Checkpoint, e
 		// written under another shard count, and its partition's shard
 		// now finds no checkpoint.
 		if at := ShardOf(k.Topic, max(k.Partition, 0), r.cfg.Shards); at != w.shard {
-			decErr = shardCountChanged(r.cfg, 0, fmt.Sprintf("%s partition %d offset %d holds the checkpoint of topic %s partition %d, which %d shards place in partition %d (it was written under another shard count)",
+			decErr = shardCountChanged(r.cfg, fmt.Sprintf("%s partition %d offset %d holds the checkpoint of topic %s partition %d, which %d shards place in partition %d (it was written under another shard count)",
 				topic, rec.Partition, rec.Offset, k.Topic, k.Partition, r.cfg.Shards, at))
 			return true
 		}
