@@ -3,6 +3,8 @@ package replicator
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 )
@@ -246,12 +248,34 @@ func (e *SettingsConflictError) Error() string {
 	if e.OlderVersion != "" {
 		return fmt.Sprintf("instances of an earlier reo version run replication %q (group member client id %s): stop every one of them before starting this version (it writes checkpoints they cannot read)", e.Name, e.OlderVersion)
 	}
-	theirs := "different ones (not recorded)"
+	theirs, differ := "different ones (not recorded)", ""
 	if e.Theirs != nil {
 		theirs = describeSettings(*e.Theirs)
+		if d := settingsDiffer(*e.Theirs, e.Ours); len(d) > 0 {
+			differ = " (they differ in " + strings.Join(d, ", ") + ")"
+		}
 	}
-	return fmt.Sprintf("other running instances of replication %q use other settings: theirs %s, this instance's %s; every instance of a replication must select and name topics and sync groups the same way (stop them all to change settings, or use another --name for a separate replication)",
-		e.Name, theirs, describeSettings(e.Ours))
+	return fmt.Sprintf("other running instances of replication %q use other settings%s: theirs %s, this instance's %s; every instance of a replication must select and name topics and sync groups the same way (stop them all to change settings, or use another --name for a separate replication)",
+		e.Name, differ, theirs, describeSettings(e.Ours))
+}
+
+// settingsDiffer names the settings (as reo's flags) in which a and b
+// differ.
+func settingsDiffer(a, b Settings) []string {
+	var out []string
+	add := func(differ bool, name string) {
+		if differ {
+			out = append(out, name)
+		}
+	}
+	add(a.SourceCluster != b.SourceCluster, "the source cluster (--source-bootstrap)")
+	add(a.Topics != b.Topics, "--topics")
+	add(a.TopicsExclude != b.TopicsExclude, "--topics-exclude (or --dest-alias)")
+	add(a.Naming != b.Naming, "--naming")
+	add(a.SourceAlias != b.SourceAlias, "--source-alias (or --separator)")
+	add(!maps.Equal(a.TopicMapping, b.TopicMapping), "the topic mapping (--source-topic, --dest-topic)")
+	add(a.GroupSync != b.GroupSync, "the group offset sync (--groups, --groups-exclude, --sync-group-offsets)")
+	return out
 }
 
 func describeSettings(s Settings) string {

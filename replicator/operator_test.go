@@ -1065,8 +1065,8 @@ func TestGroupSyncSettingsConflictRefused(t *testing.T) {
 		change(&other)
 		err := start(t, other).waitErr(t, 40*time.Second)
 		var sc *SettingsConflictError
-		if !errors.As(err, &sc) || !strings.Contains(err.Error(), "group-sync") {
-			t.Fatalf("second instance with other group sync settings: Run returned %v, want a *SettingsConflictError naming group-sync", err)
+		if !errors.As(err, &sc) || !strings.Contains(err.Error(), "group-sync") || !strings.Contains(err.Error(), "they differ in the group offset sync (--groups") {
+			t.Fatalf("second instance with other group sync settings: Run returned %v, want a *SettingsConflictError naming the group offset sync as the difference", err)
 		}
 	}
 	if h := first.r.Health(); !h.Ready {
@@ -1272,5 +1272,21 @@ func TestCheckpointTopicPolicyRetriedOnTransientFailure(t *testing.T) {
 	}
 	if h := run.r.Health(); !h.Ready {
 		t.Errorf("not ready: %+v", h.Reasons)
+	}
+}
+
+// TestSettingsConflictNamesTheDifference proves that the error refusing an
+// instance whose settings differ from the running instances' names the
+// settings that differ, as flags, not only both sets in full.
+func TestSettingsConflictNamesTheDifference(t *testing.T) {
+	theirs := Settings{Version: 1, SourceCluster: "east", Topics: "orders|payments", Naming: "identity"}
+	ours := theirs
+	ours.Topics, ours.Naming, ours.SourceAlias = "orders", "prefix", "east"
+	msg := (&SettingsConflictError{Name: "reo", Ours: ours, Theirs: &theirs}).Error()
+	if !strings.Contains(msg, "they differ in --topics, --naming, --source-alias") {
+		t.Fatalf("message %q does not name --topics, --naming and --source-alias as the differences", msg)
+	}
+	if strings.Contains(msg, "--topics-exclude") || strings.Contains(msg, "group offset sync") {
+		t.Fatalf("message %q names settings that do not differ", msg)
 	}
 }
