@@ -259,6 +259,12 @@ type Settings struct {
 	// the partitions of the shards it owns, so instances that disagree
 	// would leave a group with some partitions synced and others not.
 	GroupSync string `json:"groupSync,omitempty"`
+	// Allow lists the flags that let data be skipped or copied again
+	// (--allow-data-loss, --allow-nonempty-destination,
+	// --resync-changed-topics), "" for none: a shard's owner decides, so
+	// one instance with a flag would apply it to every shard that comes
+	// its way, whatever the others say.
+	Allow string `json:"allow,omitempty"`
 }
 
 // metaKind returns the kind of a checkpoint-topic record key, "" for a

@@ -566,9 +566,10 @@ func wholeMatch(field, expr string) (*regexp.Regexp, error) {
 	return re, nil
 }
 
-// settings is the selection, naming and group sync every running instance
-// must share. Group sync is left out of it at the defaults, so that those
-// instances keep the fingerprint of reo versions that did not compare it.
+// settings is the selection, naming, group sync and permissions to skip or
+// copy again that every running instance must share. Group sync and the
+// permissions are left out of it at the defaults, so that those instances
+// keep the fingerprint of reo versions that did not compare them.
 func (c *compiled) settings(sourceCluster string) Settings {
 	s := Settings{Version: 1, SourceCluster: sourceCluster, Topics: c.Topics, TopicsExclude: c.TopicsExclude, Naming: string(c.Naming)}
 	if c.Naming == NamingPrefix {
@@ -589,6 +590,16 @@ func (c *compiled) settings(sourceCluster string) Settings {
 	case c.Groups != "" || c.GroupsExclude != DefaultGroupsExclude:
 		s.GroupSync = fmt.Sprintf("groups=%q groups-exclude=%q", c.Groups, c.GroupsExclude)
 	}
+	var allow []string
+	for _, a := range []struct {
+		on   bool
+		flag string
+	}{{c.AllowDataLoss, "--allow-data-loss"}, {c.AllowNonEmptyDestination, "--allow-nonempty-destination"}, {c.ResyncChangedTopics, "--resync-changed-topics"}} {
+		if a.on {
+			allow = append(allow, a.flag)
+		}
+	}
+	s.Allow = strings.Join(allow, " ")
 	return s
 }
 

@@ -275,6 +275,7 @@ func settingsDiffer(a, b Settings) []string {
 	add(a.SourceAlias != b.SourceAlias, "--source-alias (or --separator)")
 	add(!maps.Equal(a.TopicMapping, b.TopicMapping), "the topic mapping (--source-topic, --dest-topic)")
 	add(a.GroupSync != b.GroupSync, "the group offset sync (--groups, --groups-exclude, --sync-group-offsets)")
+	add(a.Allow != b.Allow, "--allow-data-loss, --allow-nonempty-destination or --resync-changed-topics")
 	return out
 }
 
@@ -288,6 +289,9 @@ func describeSettings(s Settings) string {
 	}
 	if s.GroupSync != "" {
 		out += " group-sync: " + s.GroupSync
+	}
+	if s.Allow != "" {
+		out += " " + s.Allow
 	}
 	return out + "}"
 }

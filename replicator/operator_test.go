@@ -1290,3 +1290,29 @@ func TestSettingsConflictNamesTheDifference(t *testing.T) {
 		t.Fatalf("message %q names settings that do not differ", msg)
 	}
 }
+
+// TestAllowFlagsSettingsConflictRefused proves that an instance started
+// with --allow-data-loss (or --allow-nonempty-destination,
+// --resync-changed-topics) next to running instances without it is
+// refused, naming the flag: a shard's owner decides whether a gap is
+// skipped, so the one permissive instance would skip data on every shard
+// that moved to it while the others' configuration forbids it.
+func TestAllowFlagsSettingsConflictRefused(t *testing.T) {
+	src := newCluster(t, "src", 4, "orders")
+	dst := newCluster(t, "dst", 1)
+	cfg := testConfig(src, dst, "orders")
+	first := start(t, cfg)
+	produceNumbered(t, src, "orders", "a", 20, 4)
+	waitFor(t, 30*time.Second, countIs(t, dst, "orders", 20))
+
+	other := cfg
+	other.AllowDataLoss = true
+	err := start(t, other).waitErr(t, 40*time.Second)
+	var sc *SettingsConflictError
+	if !errors.As(err, &sc) || !strings.Contains(err.Error(), "they differ in --allow-data-loss") {
+		t.Fatalf("second instance with AllowDataLoss: Run returned %v, want a *SettingsConflictError naming --allow-data-loss", err)
+	}
+	if h := first.r.Health(); !h.Ready {
+		t.Errorf("first instance not ready after the refusal: %+v", h.Reasons)
+	}
+}
