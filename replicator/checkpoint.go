@@ -261,7 +261,8 @@ type Settings struct {
 	GroupSync string `json:"groupSync,omitempty"`
 	// Allow lists the flags that let data be skipped or copied again
 	// (--allow-data-loss, --allow-nonempty-destination,
-	// --resync-changed-topics), "" for none: a shard's owner decides, so
+	// --resync-changed-topics) or continued after another tool's
+	// (--adopt-destination), "" for none: a shard's owner decides, so
 	// one instance with a flag would apply it to every shard that comes
 	// its way, whatever the others say.
 	Allow string `json:"allow,omitempty"`

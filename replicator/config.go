@@ -590,11 +590,14 @@ func (c *compiled) settings(sourceCluster string) Settings {
 	case c.Groups != "" || c.GroupsExclude != DefaultGroupsExclude:
 		s.GroupSync = fmt.Sprintf("groups=%q groups-exclude=%q", c.Groups, c.GroupsExclude)
 	}
+	if c.GroupSyncRewind && !c.NoGroupSync {
+		s.GroupSync = strings.TrimSpace(s.GroupSync + " rewind")
+	}
 	var allow []string
 	for _, a := range []struct {
 		on   bool
 		flag string
-	}{{c.AllowDataLoss, "--allow-data-loss"}, {c.AllowNonEmptyDestination, "--allow-nonempty-destination"}, {c.ResyncChangedTopics, "--resync-changed-topics"}} {
+	}{{c.AllowDataLoss, "--allow-data-loss"}, {c.AllowNonEmptyDestination, "--allow-nonempty-destination"}, {c.ResyncChangedTopics, "--resync-changed-topics"}, {c.AdoptDestination, "--adopt-destination"}} {
 		if a.on {
 			allow = append(allow, a.flag)
 		}

@@ -1305,12 +1305,22 @@ func TestAllowFlagsSettingsConflictRefused(t *testing.T) {
 	produceNumbered(t, src, "orders", "a", 20, 4)
 	waitFor(t, 30*time.Second, countIs(t, dst, "orders", 20))
 
-	other := cfg
-	other.AllowDataLoss = true
-	err := start(t, other).waitErr(t, 40*time.Second)
-	var sc *SettingsConflictError
-	if !errors.As(err, &sc) || !strings.Contains(err.Error(), "they differ in --allow-data-loss") {
-		t.Fatalf("second instance with AllowDataLoss: Run returned %v, want a *SettingsConflictError naming --allow-data-loss", err)
+	for _, set := range []struct {
+		name string
+		on   func(*Config)
+		says string
+	}{
+		{"AllowDataLoss", func(c *Config) { c.AllowDataLoss = true }, "they differ in --allow-data-loss"},
+		{"AdoptDestination", func(c *Config) { c.AdoptDestination = true }, "--adopt-destination"},
+		{"GroupSyncRewind", func(c *Config) { c.GroupSyncRewind = true }, "--sync-group-offsets-rewind"},
+	} {
+		other := cfg
+		set.on(&other)
+		err := start(t, other).waitErr(t, 40*time.Second)
+		var sc *SettingsConflictError
+		if !errors.As(err, &sc) || !strings.Contains(err.Error(), set.says) {
+			t.Fatalf("second instance with %s: Run returned %v, want a *SettingsConflictError naming %s", set.name, err, set.says)
+		}
 	}
 	if h := first.r.Health(); !h.Ready {
 		t.Errorf("first instance not ready after the refusal: %+v", h.Reasons)
