@@ -1356,6 +1356,42 @@ func (l *mm2Loader) checkClientOverrides(running map[string]bool) {
 			where = " in flow " + label
 			aliases = map[string][]string{"source": {sc.src}, "target": {sc.dst}, "": {sc.src, sc.dst}}[end]
 		}
+		// A flow's source.cluster.K, target.cluster.K, consumer.K,
+		// producer.K and admin.K are weaker than the cluster's own:
+		// MirrorMakerConfig.clusterProps gives each client of cluster A
+		// "<client>.K" from A.<client>.K, A.K or the top-level K, which
+		// reaches the connector as source.<client>.K (target.<client>.K)
+		// and wins in MirrorConnectorConfig's client configs. Where the
+		// cluster has its own, MirrorMaker 2 does not use the line.
+		if sc.kind == scopeFlow && (end == "" || client == "clients") {
+			clients := []string{strings.TrimSuffix(client, " client")}
+			if client == "clients" {
+				clients = []string{"consumer", "producer", "admin"}
+			}
+			var applies, shadowedBy []string
+			for _, a := range aliases {
+				if _, ok := l.clusterProp(a, key); ok {
+					shadowedBy = append(shadowedBy, a+"."+key)
+					continue
+				}
+				own := true
+				for _, c := range clients {
+					if _, ok := l.last[a+"."+c+"."+key]; !ok {
+						own = false
+					}
+				}
+				if own {
+					shadowedBy = append(shadowedBy, a+"."+strings.Join(clients, "/")+"."+key)
+					continue
+				}
+				applies = append(applies, a)
+			}
+			if len(applies) == 0 {
+				l.warn(p, "ignored: MirrorMaker 2 does not use it: its clients of the cluster take %s, which MirrorMaker 2 passes to each client over this line, as reo does", strings.Join(shadowedBy, " and "))
+				continue
+			}
+			aliases = applies
+		}
 		same := true
 		for _, a := range aliases {
 			cp, ok := l.clusterProp(a, key)

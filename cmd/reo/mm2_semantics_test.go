@@ -150,7 +150,7 @@ func TestMM2ClientSecurityOverrides(t *testing.T) {
 		{`B.producer.sasl.jaas.config = org.apache.kafka.common.security.plain.PlainLoginModule required username="w" password="producer-secret";`,
 			"line 8: B.producer.sasl.jaas.config: MirrorMaker 2 would connect cluster B's producer with this sasl.jaas.config instead of B.sasl.jaas.config"},
 		{"A.consumer.security.protocol = SSL", "line 8: A.consumer.security.protocol: MirrorMaker 2 would connect cluster A's consumer with this security.protocol"},
-		{"A->B.source.cluster.bootstrap.servers = elsewhere:1", "line 8: A->B.source.cluster.bootstrap.servers: MirrorMaker 2 would connect cluster A's clients in flow A->B with this bootstrap.servers"},
+		{"A->B.source.cluster.security.protocol = SSL", "line 8: A->B.source.cluster.security.protocol: MirrorMaker 2 would connect cluster A's clients in flow A->B with this security.protocol"},
 		{"A->B.target.producer.ssl.truststore.location = /x.jks", "line 8: A->B.target.producer.ssl.truststore.location: MirrorMaker 2 would connect cluster B's producer in flow A->B with this ssl.truststore.location"},
 	} {
 		_, _, err := loadLines(t, nil, append(head, tc.line)...)
@@ -339,5 +339,46 @@ func TestMM2IdentityHeartbeatNamesWarned(t *testing.T) {
 	}
 	if slices.ContainsFunc(c.warnings, func(w string) bool { return strings.Contains(w, "heartbeats") }) {
 		t.Errorf("warning for a flow that selects no heartbeats-like topic: %v", c.warnings)
+	}
+}
+
+// TestMM2FlowClientOverridesShadowedByCluster: a flow's
+// source.cluster.K, target.cluster.K, consumer.K, producer.K and admin.K
+// reach MirrorMaker 2's clients only where the cluster has no K of its
+// own: MirrorMakerConfig.clusterProps gives every client of a cluster
+// "consumer.K", "producer.K" and "admin.K" from A.K (or the top-level K),
+// connectorBaseConfig passes them on as source.consumer.K, ..., and
+// MirrorConnectorConfig.sourceConsumerConfig (and the other client
+// configs) put source.consumer.K last, over source.cluster.K and
+// consumer.K. So with A.K set, such a line changes nothing in MirrorMaker
+// 2 and must not be refused; where the cluster has no K, it does apply.
+func TestMM2FlowClientOverridesShadowedByCluster(t *testing.T) {
+	head := []string{"clusters = A, B", "A.bootstrap.servers = a:1", "B.bootstrap.servers = b:1", "A->B.enabled = true",
+		"A.security.protocol = PLAINTEXT", "B.security.protocol = SASL_PLAINTEXT", "B.sasl.mechanism = PLAIN",
+		`B.sasl.jaas.config = org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="cluster-secret";`}
+	for _, line := range []string{
+		"A->B.source.cluster.bootstrap.servers = elsewhere:1",
+		"A->B.target.cluster.security.protocol = SSL",
+		"A->B.consumer.security.protocol = SSL",
+		"A->B.producer.bootstrap.servers = elsewhere:1",
+	} {
+		c, path, err := loadLines(t, nil, append(head, line)...)
+		if err != nil {
+			t.Errorf("%s: refused, but MirrorMaker 2 connects with the clusters' own settings: %v", line, err)
+			continue
+		}
+		assertEveryKeyAccounted(t, path, c)
+		key, _, _ := strings.Cut(line, " =")
+		if !slices.ContainsFunc(c.warnings, func(w string) bool {
+			return strings.Contains(w, "line 9: "+key+": ignored: MirrorMaker 2 does not use it")
+		}) {
+			t.Errorf("%s: no warning that MirrorMaker 2 does not use it: %v", line, c.warnings)
+		}
+	}
+	// Where the cluster has no such setting, the flow's line applies in
+	// MirrorMaker 2, and reo, which cannot apply it, refuses it.
+	_, _, err := loadLines(t, nil, append(head, "A->B.source.cluster.ssl.truststore.location = /x.jks")...)
+	if want := "line 9: A->B.source.cluster.ssl.truststore.location: MirrorMaker 2 would connect cluster A's clients in flow A->B with this ssl.truststore.location"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v, want one containing %q", err, want)
 	}
 }
