@@ -1242,7 +1242,15 @@ func (l *mm2Loader) regexList(p property, v, key string) string {
 				it, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
 			return ""
 		}
-		if nestedClass(it) {
+		if nested, intersection := javaOnlyClass(it); intersection && !nested {
+			at := p
+			if at.Key == "" {
+				at = property{Key: key}
+			}
+			l.fail(at, "%q has \"&&\" inside a character class: Java, and so MirrorMaker 2, reads it as an intersection with the class that follows ([a-z&&aeiou] is the five vowels), reo's RE2 as two literal '&' members ([a-z&&aeiou] is a to z and '&'), so the two would select different names; write the class the intersection leaves (e.g. [aeiou]), or \\\\& in the file for a literal '&'",
+				it)
+			return ""
+		} else if nested {
 			at := p
 			if at.Key == "" {
 				at = property{Key: key}
@@ -1255,9 +1263,10 @@ func (l *mm2Loader) regexList(p property, v, key string) string {
 	return strings.Join(items, "|")
 }
 
-// nestedClass reports whether a regular expression has an unescaped '['
-// inside a character class, which Java and RE2 read differently.
-func nestedClass(expr string) bool {
+// javaOnlyClass reports whether a regular expression has, inside a
+// character class, an unescaped '[' (nested) or "&&" (intersection),
+// which Java and RE2 read differently.
+func javaOnlyClass(expr string) (nested, intersection bool) {
 	inClass, quoted := false, false
 	for i := 0; i < len(expr); i++ {
 		c := expr[i]
@@ -1281,12 +1290,14 @@ func nestedClass(expr string) bool {
 				i++ // a leading ']' is a member
 			}
 		case inClass && c == '[':
-			return true
+			nested = true
+		case inClass && c == '&' && i+1 < len(expr) && expr[i+1] == '&':
+			intersection = true
 		case inClass && c == ']':
 			inClass = false
 		}
 	}
-	return false
+	return nested, intersection
 }
 
 // clientOverride reads a key that gives some of MirrorMaker 2's clients of

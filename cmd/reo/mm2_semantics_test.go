@@ -382,3 +382,26 @@ func TestMM2FlowClientOverridesShadowedByCluster(t *testing.T) {
 		t.Errorf("error %v, want one containing %q", err, want)
 	}
 }
+
+// TestMM2JavaClassIntersectionRefused: Java reads "&&" inside a character
+// class as an intersection with the class that follows, bracketed or not
+// ([a-z&&aeiou] is the five vowels, Pattern.clazz's "abc&&def"), RE2 as
+// two literal '&' among the members ([a-z&&aeiou] is a to z and '&'). A
+// topics or groups expression with it selects other names in reo than in
+// MirrorMaker 2, so it is refused like a nested class; "&&" outside a
+// class and a single '&' inside one load.
+func TestMM2JavaClassIntersectionRefused(t *testing.T) {
+	head := []string{"clusters = A, B", "A.bootstrap.servers = a:1", "B.bootstrap.servers = b:1", "A->B.enabled = true"}
+	for _, line := range []string{`topics = [a-z&&aeiou]+`, `A->B.groups.exclude = x, [^&&b]`} {
+		_, _, err := loadLines(t, nil, append(head, line)...)
+		key, _, _ := strings.Cut(line, " =")
+		if want := "line 5: " + key + ": "; err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "intersection") {
+			t.Errorf("%s: error %v, want one naming %q and the intersection", line, err, want)
+		}
+	}
+	for _, line := range []string{`groups = a&&b`, `topics = [a&b]+`, `topics = [a\\&&b]`} {
+		if _, _, err := loadLines(t, nil, append(head, line)...); err != nil {
+			t.Errorf("%s: %v", line, err)
+		}
+	}
+}
