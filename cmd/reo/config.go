@@ -498,6 +498,7 @@ var configFields = map[string]string{
 	"Separator":            "separator", "DestAlias": "dest-alias",
 	"Groups": "groups", "GroupsExclude": "groups-exclude", "GroupsExcludeNone": "groups-exclude", "GroupSyncInterval": "sync-group-offsets-interval",
 	"NoGroupSync": "sync-group-offsets", "GroupSyncRewind": "sync-group-offsets-rewind", "ProgressInterval": "progress-interval", "ResyncChangedTopics": "resync-changed-topics", "AdoptDestination": "adopt-destination",
+	"AllowNonEmptyDestination": "allow-nonempty-destination", "AllowDataLoss": "allow-data-loss",
 	// The engine derives these from reo's settings.
 	"FencedRetryDelay": "session-timeout", // twice the session timeout
 	"MaxInflightBytes": "max-inflight-bytes", "BatchMaxBytes": "max-inflight-bytes",
@@ -556,7 +557,13 @@ func userReason(reason string) string {
 		if i < 0 {
 			i = len(reason)
 		}
-		b.WriteString(fieldWordRE.ReplaceAllStringFunc(reason[:i], word))
+		text := fieldWordRE.ReplaceAllStringFunc(reason[:i], word)
+		for _, f := range configFields {
+			// The engine may name the flag after the field itself:
+			// "AllowNonEmptyDestination (--allow-nonempty-destination)".
+			text = strings.ReplaceAll(text, "--"+f+" (--"+f+")", "--"+f)
+		}
+		b.WriteString(text)
 		reason = reason[i:]
 		if reason == "" {
 			break

@@ -558,3 +558,21 @@ func TestSyncGroupOffsetsRewindSetting(t *testing.T) {
 		t.Errorf("REO_SYNC_GROUP_OFFSETS_REWIND=maybe: error %v, want one naming the variable", err)
 	}
 }
+
+// TestAdoptWithAllowNonEmptyNamesFlags: --adopt-destination with
+// --allow-nonempty-destination is refused in the user's terms, both
+// settings by their flags, and no Go field name (the engine's reason
+// names AllowNonEmptyDestination).
+func TestAdoptWithAllowNonEmptyNamesFlags(t *testing.T) {
+	const want = "reo: invalid configuration: --adopt-destination / REO_ADOPT_DESTINATION: cannot be combined with --allow-nonempty-destination: "
+	for _, args := range [][]string{
+		{"--source-bootstrap", "a:1", "--dest-bootstrap", "b:1", "--topics", "x"},
+		{"--mm2-config", writeMM2(t, "clusters = A, B", "A.bootstrap.servers = a:1", "B.bootstrap.servers = b:1", "A->B.enabled = true")},
+	} {
+		var errb bytes.Buffer
+		code := run(context.Background(), append(append([]string{"replicate"}, args...), "--adopt-destination", "--allow-nonempty-destination", "--print-config"), nil, io.Discard, &errb)
+		if code != 2 || !strings.Contains(errb.String(), want) || strings.Contains(errb.String(), "AllowNonEmptyDestination") {
+			t.Errorf("%v: exit code %d, stderr:\n%s\nwant 2 and %q, without Go field names", args, code, errb.String(), want)
+		}
+	}
+}
