@@ -90,7 +90,7 @@ func runOffsets(ctx context.Context, args []string, env map[string]string, stdou
 		fmt.Fprintf(stderr, "reo: invalid configuration: %v\n", err)
 		return 2
 	}
-	cfg, err := offsetsFlow(s, env, flow)
+	cfg, mf, err := offsetsFlow(s, env, flow)
 	if err != nil {
 		fmt.Fprintf(stderr, "reo: invalid configuration: %v\n", err)
 		return 2
@@ -98,11 +98,18 @@ func runOffsets(ctx context.Context, args []string, env map[string]string, stdou
 	if ok, field, err := replicator.GroupSynced(cfg, group); err == nil && !ok {
 		// Said first: the table's destination side is then not reo's.
 		exclude := cmp.Or(cfg.GroupsExclude, replicator.DefaultGroupsExclude)
+		setting := fieldSetting(field)
+		if mf != nil {
+			// The MirrorMaker 2 file decides these (the flags are
+			// refused next to it): name its line, or MirrorMaker 2's
+			// default, as --print-config does.
+			setting = mm2NoteFrom(s.mm2File, mf, map[string]string{"NoGroupSync": "sync-group-offsets", "Groups": "groups", "GroupsExclude": "groups-exclude", "Name": "name"}[field])
+		}
 		why := map[string]string{
-			"NoGroupSync":   "the group offset sync is off (" + fieldSetting(field) + ")",
-			"Groups":        fmt.Sprintf("the group does not match %s %q", fieldSetting(field), cfg.Groups),
-			"GroupsExclude": fmt.Sprintf("the group matches %s %q", fieldSetting(field), exclude),
-			"Name":          "it is this replication's own ownership group (" + fieldSetting(field) + ")",
+			"NoGroupSync":   "the group offset sync is off (" + setting + ")",
+			"Groups":        fmt.Sprintf("the group does not match %s %q", setting, cfg.Groups),
+			"GroupsExclude": fmt.Sprintf("the group matches %s %q", setting, exclude),
+			"Name":          "it is this replication's own ownership group (" + setting + ")",
 		}[field]
 		fmt.Fprintf(stderr, "reo offsets: reo does not sync group %s: %s\n", group, why)
 	}
@@ -160,26 +167,41 @@ func runOffsets(ctx context.Context, args []string, env map[string]string, stdou
 
 // offsetsFlow is the replication reo offsets reads: the settings', or one
 // flow of a MirrorMaker 2 file.
-func offsetsFlow(s *settings, env map[string]string, flow string) (replicator.Config, error) {
+func offsetsFlow(s *settings, env map[string]string, flow string) (replicator.Config, *mm2Flow, error) {
 	if s.mm2File == "" {
 		if flow != "" {
-			return replicator.Config{}, fmt.Errorf("--flow %s names a flow of a MirrorMaker 2 file: give the file with --mm2-config", flow)
+			return replicator.Config{}, nil, fmt.Errorf("--flow %s names a flow of a MirrorMaker 2 file: give the file with --mm2-config", flow)
 		}
-		return s.cfg, nil
+		return s.cfg, nil, nil
 	}
 	mc, err := loadMM2(s.mm2File, s.cfg, env)
 	if err != nil {
-		return replicator.Config{}, err
+		return replicator.Config{}, nil, err
 	}
 	var labels []string
 	for _, f := range mc.flows {
 		if f.label == flow || (flow == "" && len(mc.flows) == 1) {
-			return f.cfg, nil
+			return f.cfg, f, nil
 		}
 		labels = append(labels, f.label)
 	}
 	if flow == "" {
-		return replicator.Config{}, fmt.Errorf("%s enables %d flows (%s): name one with --flow", s.mm2File, len(labels), strings.Join(labels, ", "))
+		return replicator.Config{}, nil, fmt.Errorf("%s enables %d flows (%s): name one with --flow", s.mm2File, len(labels), strings.Join(labels, ", "))
 	}
-	return replicator.Config{}, fmt.Errorf("--flow %s: %s enables no such flow (it enables %s)", flow, s.mm2File, strings.Join(labels, ", "))
+	return replicator.Config{}, nil, fmt.Errorf("--flow %s: %s enables no such flow (it enables %s)", flow, s.mm2File, strings.Join(labels, ", "))
+}
+
+// mm2NoteFrom says where flow f of MirrorMaker 2 file path took the reo
+// setting key from: "FILE line N: KEY", or "FILE: MirrorMaker 2's
+// default ...", as --print-config says it.
+func mm2NoteFrom(path string, f *mm2Flow, key string) string {
+	for _, n := range f.notes {
+		if n.key == key {
+			if strings.HasPrefix(n.from, "line ") {
+				return path + " " + n.from
+			}
+			return path + ": " + n.from
+		}
+	}
+	return "MirrorMaker 2 file " + path + ", flow " + f.label
 }

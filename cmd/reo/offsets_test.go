@@ -236,3 +236,32 @@ func TestOffsetsCommandSaysWhenAGroupIsNotSynced(t *testing.T) {
 		}
 	}
 }
+
+// TestOffsetsCommandNotSyncedNamesTheMM2Key: with --mm2-config the
+// MirrorMaker 2 file decides the group sync (reo refuses --groups,
+// --groups-exclude and --sync-group-offsets next to it), so reo offsets
+// names the file's key and line (or MirrorMaker 2's default), not a flag
+// the operator cannot use.
+func TestOffsetsCommandNotSyncedNamesTheMM2Key(t *testing.T) {
+	src := fakeCluster(t, "src", kfake.SeedTopics(1, "orders"))
+	dst := fakeCluster(t, "dst")
+	head := []string{"clusters = A, B", "A.bootstrap.servers = " + strings.Join(src.ListenAddrs(), ","),
+		"B.bootstrap.servers = " + strings.Join(dst.ListenAddrs(), ","), "A->B.enabled = true", "A->B.topics = orders"}
+	for _, c := range []struct {
+		lines []string
+		group string
+		want  string
+	}{
+		{nil, "app", "reo does not sync group app: the group offset sync is off (" + "FILE: MirrorMaker 2's default sync.group.offsets.enabled=false"},
+		{[]string{"A->B.sync.group.offsets.enabled = true", "A->B.groups = billing.*"}, "app", `reo does not sync group app: the group does not match FILE line 7: A->B.groups "billing.*"`},
+		{[]string{"sync.group.offsets.enabled = true"}, "console-consumer-1", `reo does not sync group console-consumer-1: the group matches FILE: MirrorMaker 2's default groups.exclude "console-consumer-.*|connect-.*|__.*"`},
+	} {
+		path := writeMM2(t, append(head, c.lines...)...)
+		var out, errOut strings.Builder
+		run(context.Background(), []string{"offsets", "--mm2-config", path, "--group", c.group}, nil, &out, &errOut)
+		want := strings.ReplaceAll(c.want, "FILE", path)
+		if !strings.Contains(errOut.String(), want) || strings.Contains(errOut.String(), "REO_") {
+			t.Errorf("%v: stderr %q, want %q and no flag", c.lines, errOut.String(), want)
+		}
+	}
+}
