@@ -143,6 +143,10 @@ func runOffsets(ctx context.Context, args []string, env map[string]string, stdou
 		return code
 	}
 	if len(offs) == 0 {
+		if soe != nil {
+			fmt.Fprintf(stdout, "group %s has no committed offsets on the destination for topics this replication copies (the source's could not be read)\n", group)
+			return code
+		}
 		fmt.Fprintf(stdout, "group %s has no committed offsets on either cluster for topics this replication copies\n", group)
 		return code
 	}

@@ -265,3 +265,30 @@ func TestOffsetsCommandNotSyncedNamesTheMM2Key(t *testing.T) {
 		}
 	}
 }
+
+// TestOffsetsCommandSourceUnreadableNoDestOffsets: when the source's
+// offsets cannot be read and the destination holds none for the group,
+// reo offsets must not claim the group has none "on either cluster": it
+// does not know the source's.
+func TestOffsetsCommandSourceUnreadableNoDestOffsets(t *testing.T) {
+	src := fakeCluster(t, "src", kfake.SeedTopics(1, "orders"))
+	dst := fakeCluster(t, "dst")
+	src.ControlKey(int16(kmsg.OffsetFetch), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		src.KeepControl()
+		r := req.(*kmsg.OffsetFetchRequest)
+		resp := r.ResponseKind().(*kmsg.OffsetFetchResponse)
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		for _, g := range r.Groups {
+			rg := kmsg.NewOffsetFetchResponseGroup()
+			rg.Group, rg.ErrorCode = g.Group, kerr.GroupAuthorizationFailed.Code
+			resp.Groups = append(resp.Groups, rg)
+		}
+		return resp, nil, true
+	})
+	args := []string{"offsets", "--group", "billing", "--source-bootstrap", strings.Join(src.ListenAddrs(), ","), "--dest-bootstrap", strings.Join(dst.ListenAddrs(), ","), "--topics", "orders"}
+	var out, errOut strings.Builder
+	code := run(context.Background(), args, nil, &out, &errOut)
+	if code != 1 || strings.Contains(out.String(), "either cluster") || !strings.Contains(out.String(), "no committed offsets on the destination") {
+		t.Errorf("exit %d, stdout %q; want 1 and a line saying the destination has none (the source could not be read)", code, out.String())
+	}
+}
