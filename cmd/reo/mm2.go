@@ -356,7 +356,14 @@ type keyScope struct {
 // one flow ("A->B.x"), or a flow naming an alias clusters does not list.
 func (l *mm2Loader) scope(key string) keyScope {
 	if key == "clusters" || key == "config.providers" || strings.HasPrefix(key, "config.providers.") ||
-		mm2FlowKeys[key] || mm2ClusterKeys[key] || ignoredWhy(key) != "" {
+		mm2FlowKeys[key] || mm2ClusterKeys[key] || mm2Ignored[key] != "" {
+		return keyScope{kind: scopeTop, sub: key}
+	}
+	// A key ignored for its prefix (source.consumer.*, producer.*, ...)
+	// has no top-level meaning in MirrorMaker 2, which keeps only
+	// connector config names there: under an alias of that name
+	// ("clusters = source, target") it is that cluster's.
+	if ignoredWhy(key) != "" && !slices.ContainsFunc(l.aliases, func(a string) bool { return strings.HasPrefix(key, a+".") }) {
 		return keyScope{kind: scopeTop, sub: key}
 	}
 	best := keyScope{kind: -1}

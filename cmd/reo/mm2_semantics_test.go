@@ -405,3 +405,35 @@ func TestMM2JavaClassIntersectionRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestMM2AliasesNamedSourceAndTarget: with the aliases many MirrorMaker 2
+// guides use, "clusters = source, target", a key such as
+// source.consumer.auto.offset.reset or target.producer.security.protocol
+// is cluster source's (target's) client setting: MirrorMakerConfig
+// .clusterProps strips "source." from it, and at the top level MirrorMaker
+// 2 has no such key (connectorBaseConfig keeps only connector config
+// names). reo read it as the top-level key and warned it away as a client
+// setting, so neither the auto.offset.reset warning nor the refusal of
+// another connection setting for some clients applied.
+func TestMM2AliasesNamedSourceAndTarget(t *testing.T) {
+	head := []string{"clusters = source, target", "source.bootstrap.servers = a:1", "target.bootstrap.servers = b:1", "source->target.enabled = true"}
+	c, path, err := loadLines(t, nil, append(head, "source.consumer.auto.offset.reset = latest")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertEveryKeyAccounted(t, path, c)
+	if want := "line 5: source.consumer.auto.offset.reset: ignored: reo copies every partition it holds no checkpoint for from its log start; with latest"; !slices.ContainsFunc(c.warnings, func(w string) bool { return strings.Contains(w, want) }) {
+		t.Errorf("no warning %q:\n%s", want, strings.Join(c.warnings, "\n"))
+	}
+	_, _, err = loadLines(t, nil, append(head, "target.producer.security.protocol = SSL")...)
+	if want := "line 5: target.producer.security.protocol: MirrorMaker 2 would connect cluster target's producer with this security.protocol"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v, want one containing %q", err, want)
+	}
+	// source.cluster.alias stays the top-level connector key.
+	c, _, err = loadLines(t, nil, append(head, "source.cluster.alias = source")...)
+	if err != nil || !slices.ContainsFunc(c.warnings, func(w string) bool {
+		return strings.Contains(w, "line 5: source.cluster.alias: ignored: reo takes a flow's source alias")
+	}) {
+		t.Errorf("source.cluster.alias = source: %v, warnings %v", err, c.warnings)
+	}
+}
