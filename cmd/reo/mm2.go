@@ -1388,8 +1388,8 @@ func (l *mm2Loader) checkClientOverrides(running map[string]bool) {
 			}
 			var applies, shadowedBy []string
 			for _, a := range aliases {
-				if _, ok := l.clusterProp(a, key); ok {
-					shadowedBy = append(shadowedBy, a+"."+key)
+				if cp, ok := l.clusterProp(a, key); ok {
+					shadowedBy = append(shadowedBy, fmt.Sprintf("%s (line %d)", cp.Key, cp.Line))
 					continue
 				}
 				own := true
@@ -1405,7 +1405,7 @@ func (l *mm2Loader) checkClientOverrides(running map[string]bool) {
 				applies = append(applies, a)
 			}
 			if len(applies) == 0 {
-				l.warn(p, "ignored: MirrorMaker 2 does not use it: its clients of the cluster take %s, which MirrorMaker 2 passes to each client over this line, as reo does", strings.Join(shadowedBy, " and "))
+				l.warn(p, "ignored: MirrorMaker 2 does not use it: its clients of the cluster take %s, which MirrorMaker 2 passes to each client over this line, as reo does", strings.Join(slices.Compact(shadowedBy), " and "))
 				continue
 			}
 			aliases = applies
@@ -1428,9 +1428,10 @@ func (l *mm2Loader) checkClientOverrides(running map[string]bool) {
 		if same {
 			var names []string
 			for _, a := range aliases {
-				names = append(names, a+"."+key)
+				cp, _ := l.clusterProp(a, key)
+				names = append(names, fmt.Sprintf("%s (line %d)", cp.Key, cp.Line))
 			}
-			l.warn(p, "ignored: the same as %s, which reo uses for all its clients of the cluster", strings.Join(names, " and "))
+			l.warn(p, "ignored: the same as %s, which reo uses for all its clients of the cluster", strings.Join(slices.Compact(names), " and "))
 		}
 	}
 }

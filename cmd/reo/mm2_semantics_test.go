@@ -437,3 +437,21 @@ func TestMM2AliasesNamedSourceAndTarget(t *testing.T) {
 		t.Errorf("source.cluster.alias = source: %v, warnings %v", err, c.warnings)
 	}
 }
+
+// TestMM2ClientOverrideWarningNamesTheKeyUsed: a client override equal to
+// a cluster setting given at the top level (security.protocol, for every
+// cluster) is warned about naming that line, not A.security.protocol,
+// which the file does not have.
+func TestMM2ClientOverrideWarningNamesTheKeyUsed(t *testing.T) {
+	c, _, err := loadLines(t, nil, "clusters = A, B", "A.bootstrap.servers = a:1", "B.bootstrap.servers = b:1", "A->B.enabled = true",
+		"security.protocol = PLAINTEXT", "A.consumer.security.protocol = PLAINTEXT", "A->B.target.cluster.security.protocol = SSL")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"line 6: A.consumer.security.protocol: ignored: the same as security.protocol (line 5)",
+		"line 7: A->B.target.cluster.security.protocol: ignored: MirrorMaker 2 does not use it: its clients of the cluster take security.protocol (line 5)"} {
+		if !slices.ContainsFunc(c.warnings, func(w string) bool { return strings.Contains(w, want) }) {
+			t.Errorf("no warning %q:\n%s", want, strings.Join(c.warnings, "\n"))
+		}
+	}
+}
