@@ -306,6 +306,25 @@ func TestReoImageReplicates(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+	// The image's HEALTHCHECK (reo health) asks the same /readyz: Docker
+	// calls the container healthy.
+	deadline = time.Now().Add(90 * time.Second)
+	for {
+		health, err := run(ctx, 30*time.Second, nil, "docker", "inspect", "-f", "{{json .State.Health}}", name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.TrimSpace(health) == "null" {
+			t.Fatalf("the image has no HEALTHCHECK (docker inspect: State.Health is null)")
+		}
+		if strings.Contains(health, `"Status":"healthy"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("docker never called the container healthy: %s\n%s", health, logs())
+		}
+		time.Sleep(time.Second)
+	}
 	deadline = time.Now().Add(90 * time.Second)
 	for {
 		_, page, err := get(metrics, "/metrics")

@@ -359,6 +359,20 @@ func (c *settings) apply(s setting, v, from string) error {
 // (--config or REO_CONFIG), then the environment, then flags; a later source
 // overrides an earlier one setting by setting.
 func parseSettings(args []string, env map[string]string, stderr io.Writer) (*settings, error) {
+	c, err := resolveSettings(args, env, stderr)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.finish(env); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// resolveSettings is parseSettings without the checks of settings that
+// depend on each other (finish): each setting's value and where it came
+// from (reo health needs only --metrics-addr).
+func resolveSettings(args []string, env map[string]string, stderr io.Writer) (*settings, error) {
 	c := &settings{values: map[string]string{}, from: map[string]string{}}
 
 	// Flags are parsed first, to find --config, and applied last.
@@ -437,9 +451,6 @@ func parseSettings(args []string, env map[string]string, stderr io.Writer) (*set
 		if err := c.apply(f.s, f.v, "flag --"+f.s.flag); err != nil {
 			return nil, &usageError{fmt.Sprintf("--%s: %v", f.s.flag, err)}
 		}
-	}
-	if err := c.finish(env); err != nil {
-		return nil, err
 	}
 	return c, nil
 }

@@ -92,6 +92,7 @@ const usage = `usage: reo <command> [flags]
 commands:
   replicate   replicate topics exactly once until SIGINT/SIGTERM
   offsets     show a consumer group's offsets on both clusters (reo offsets -h)
+  health      exit 0 when the reo here answers 200 on /readyz (the image's HEALTHCHECK; reo health -h)
   version     print the version
 `
 
@@ -117,7 +118,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
-	case "replicate", "offsets":
+	case "replicate", "offsets", "health":
 	default:
 		fmt.Fprintf(stderr, "reo: unknown command %q\n%s", args[0], usage)
 		return 2
@@ -129,8 +130,11 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 			env[k] = v
 		}
 	}
-	if args[0] == "offsets" {
+	switch args[0] {
+	case "offsets":
 		return runOffsets(ctx, args[1:], env, stdout, stderr)
+	case "health":
+		return runHealth(ctx, args[1:], env, stdout, stderr)
 	}
 	s, err := parseSettings(args[1:], env, stderr)
 	if errors.Is(err, flag.ErrHelp) {
