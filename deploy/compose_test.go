@@ -75,16 +75,15 @@ func TestComposeUp(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The test's own override: the local images, and the harness labels
-	// (this process's watchdog removes the containers should it die).
+	// The images are named as the file's header tells users without a
+	// registry: REO_KAFKA_IMAGE and REO_IMAGE.
+	imageEnv := []string{cluster.EnvKafkaImage + "=" + kafkaImage, "REO_IMAGE=" + image}
+	// The test's own override: the harness labels (this process's
+	// watchdog removes the containers should it die).
 	var ov strings.Builder
 	ov.WriteString("services:\n")
 	for _, svc := range []string{"source-kafka", "dest-kafka", "source-topics", "reo"} {
-		img := kafkaImage
-		if svc == "reo" {
-			img = image
-		}
-		fmt.Fprintf(&ov, "  %s:\n    image: %q\n    labels:\n", svc, img)
+		fmt.Fprintf(&ov, "  %s:\n    labels:\n", svc)
 		for k, v := range labels {
 			fmt.Fprintf(&ov, "      %s: %q\n", k, v)
 		}
@@ -98,7 +97,7 @@ func TestComposeUp(t *testing.T) {
 	// only the published ports, which mean nothing on the host's network
 	// and which Compose v1 refuses there ("network_mode is incompatible
 	// with port_bindings"; Compose v2 lets the engine drop them).
-	mergedOut, err := run(ctx, time.Minute, nil, dc[0], append(slices.Clone(dc[1:]),
+	mergedOut, err := run(ctx, time.Minute, imageEnv, dc[0], append(slices.Clone(dc[1:]),
 		"-f", filepath.Join(root, "docker-compose.yml"),
 		"-f", filepath.Join(root, "docker-compose.hostnet.yml"),
 		"-f", override, "config")...)
