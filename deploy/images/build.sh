@@ -46,6 +46,21 @@ quiet_build() {
   return $rc
 }
 
+# build_tagged REF ARGS...: quiet_build ARGS (which tag REF), then remove
+# the image REF named before, unless it is the same or still used (another
+# tag, a container): each rebuild would otherwise leave one more dangling
+# <none> image behind.
+build_tagged() {
+  local ref=$1 old new
+  shift
+  old=$("$DOCKER" image inspect -f '{{.Id}}' "$ref" 2>/dev/null || true)
+  quiet_build "$@"
+  new=$("$DOCKER" image inspect -f '{{.Id}}' "$ref")
+  if [ -n "$old" ] && [ "$old" != "$new" ]; then
+    "$DOCKER" rmi "$old" >/dev/null 2>&1 || true
+  fi
+}
+
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/reo-images-XXXXXX")
 cleanup() {
   # debootstrap may leave /proc or /sys mounted in the tree on failure.
@@ -98,7 +113,7 @@ build_kafka() {
   say "kafka: $KAFKA_IMAGE from $KAFKA_LIBS ($(ls "$ctx/libs" | wc -l) jars) on $BASE_IMAGE"
   # --network host: the build runs nothing that needs a network, and the
   # engine may have no bridge network at all (.ci/run starts it without).
-  quiet_build --network host -q --build-arg BASE_IMAGE="$BASE_IMAGE" --build-arg KAFKA_VERSION="$KAFKA_VERSION" \
+  build_tagged "$KAFKA_IMAGE" --network host -q --build-arg BASE_IMAGE="$BASE_IMAGE" --build-arg KAFKA_VERSION="$KAFKA_VERSION" \
     -t "$KAFKA_IMAGE" "$ctx"
   say "kafka $KAFKA_IMAGE built in $((SECONDS - start)) s"
 }
@@ -109,7 +124,7 @@ build_reo() {
   version=$(git describe --tags --always --dirty 2>/dev/null || echo dev)
   say "reo: static binary $version, then Dockerfile target prebuilt on $BASE_IMAGE"
   CGO_ENABLED=0 GOOS=linux ${GO:-go} build -trimpath -ldflags "-s -w -X main.version=$version" -o "$ctx/reo" ./cmd/reo
-  quiet_build --network host -q -f Dockerfile --target prebuilt --build-arg RUNTIME_IMAGE="$BASE_IMAGE" \
+  build_tagged "$REO_IMAGE" --network host -q -f Dockerfile --target prebuilt --build-arg RUNTIME_IMAGE="$BASE_IMAGE" \
     -t "$REO_IMAGE" "$ctx"
   say "reo $REO_IMAGE built in $((SECONDS - start)) s"
 }
