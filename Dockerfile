@@ -1,8 +1,11 @@
-# syntax=docker/dockerfile:1
-#
 # reo container image: a static binary on distroless, running as non-root.
 #
 #   docker build --build-arg VERSION=$(git describe --tags --always) -t reo .
+#
+# It needs nothing of BuildKit (no syntax directive, no cache mounts), so the
+# classic builder (Debian's docker.io, DOCKER_BUILDKIT=0, docker-compose v1
+# `up --build`) builds it too. GO_IMAGE and RUNTIME_IMAGE name the two base
+# images (a mirror, or images built locally).
 #   docker run --rm reo --help            # the entrypoint is `reo replicate`
 #
 # Without an image registry (air-gapped runners, this project's machines),
@@ -13,8 +16,8 @@
 #   docker build -f Dockerfile --target prebuilt --build-arg RUNTIME_IMAGE=reo/base:bookworm -t reo:local ctx
 #
 # (the context then holds only the binary; the "prebuilt" target comes
-# before the Go stage so that even the classic builder never needs the Go
-# image for it).
+# before the Go stage so that even the classic builder, which builds every
+# stage on its way to the target, never needs the Go image for it).
 #
 # Configuration: environment variables (REO_*, KAFKA_CLUSTERS_*), flags
 # appended to `docker run`, or a YAML file (REO_CONFIG=/etc/reo/reo.yaml);
@@ -24,6 +27,7 @@
 # so an image default would silently override the file.)
 
 ARG RUNTIME_IMAGE=gcr.io/distroless/static-debian12:nonroot
+ARG GO_IMAGE=golang:1.26
 
 FROM ${RUNTIME_IMAGE} AS runtime
 # distroless "nonroot" is uid/gid 65532 (any base: the id needs no passwd entry).
@@ -40,18 +44,19 @@ HEALTHCHECK --interval=10s --timeout=5s --start-period=60s --retries=3 \
 ENTRYPOINT ["/usr/local/bin/reo", "replicate"]
 
 # A reo binary built on the host (static, linux), the only file of the context.
+# The classic builder builds every stage on its way to the target, this one
+# too when it builds the default target from the repository, whose context
+# has no reo binary: the second pattern, which matches nothing in a context
+# holding only reo, keeps this COPY from failing there.
 FROM runtime AS prebuilt
-COPY reo /usr/local/bin/reo
+COPY reo* .dockerignor[e] /usr/local/bin/
 
-FROM golang:1.26 AS build
+FROM ${GO_IMAGE} AS build
 WORKDIR /src
 COPY . .
-# Only the modules cmd/reo imports are downloaded (not the test harness's);
-# the cache mounts keep modules and build cache between builds.
+# Only the modules cmd/reo imports are downloaded (not the test harness's).
 ARG VERSION=dev
-RUN --mount=type=cache,target=/go/pkg/mod \
-    --mount=type=cache,target=/root/.cache/go-build \
-    CGO_ENABLED=0 GOOS=linux go build -trimpath \
+RUN CGO_ENABLED=0 GOOS=linux go build -trimpath \
       -ldflags "-s -w -X main.version=${VERSION}" \
       -o /out/reo ./cmd/reo
 
