@@ -206,9 +206,11 @@ func TestDockerCompose(t *testing.T) {
 	if d, err := time.ParseDuration(str(dig(reo, "stop_grace_period"))); err != nil || d < 15*time.Second {
 		t.Errorf("stop_grace_period %v, want at least 15s", dig(reo, "stop_grace_period"))
 	}
-	for _, svc := range []string{"source-kafka", "dest-kafka"} {
-		if img := str(dig(doc, "services", svc, "image")); img != "apache/kafka:4.4.0" {
-			t.Errorf("%s image %q, want apache/kafka:4.4.0", svc, img)
+	// The Kafka image is apache/kafka unless REO_KAFKA_IMAGE names another
+	// (make images' reo/kafka where no registry is reachable).
+	for _, svc := range []string{"source-kafka", "dest-kafka", "source-topics"} {
+		if img := str(dig(doc, "services", svc, "image")); img != "${REO_KAFKA_IMAGE:-apache/kafka:4.4.0}" {
+			t.Errorf("%s image %q, want ${REO_KAFKA_IMAGE:-apache/kafka:4.4.0}", svc, img)
 		}
 	}
 }
@@ -221,8 +223,8 @@ func TestDockerfile(t *testing.T) {
 		t.Fatal(err)
 	}
 	df := string(b)
-	for _, want := range []string{"FROM golang:1.26 AS build", "-X main.version=", "./cmd/reo", "CGO_ENABLED=0",
-		`ENTRYPOINT ["/usr/local/bin/reo", "replicate"]`, "USER 65532"} {
+	for _, want := range []string{"ARG GO_IMAGE=golang:1.26\n", "FROM ${GO_IMAGE} AS build", "-X main.version=", "./cmd/reo", "CGO_ENABLED=0",
+		`ENTRYPOINT ["/usr/local/bin/reo", "replicate"]`, "USER 65532", `CMD ["/usr/local/bin/reo", "health"]`} {
 		if !strings.Contains(df, want) {
 			t.Errorf("Dockerfile lacks %q", want)
 		}
