@@ -21,8 +21,9 @@ Asks a reo running on this host (or in this container) for /readyz on its
 --metrics-addr and exits 0 when it answers 200, 1 otherwise: the image's
 Docker HEALTHCHECK. The address is resolved as reo replicate resolves it
 (flags, then REO_METRICS_ADDR, then the REO_CONFIG / --config file); with
-no flags given and PID 1 a "reo replicate" (a container), PID 1's flags are
-used, so flags appended to "docker run" are seen too. An unspecified host
+no flags given and PID 1 a "reo replicate" (a container, with or without
+--init), PID 1's flags are used, so flags appended to "docker run" are seen
+too. An unspecified host
 (":9090", "0.0.0.0:9090") is asked on 127.0.0.1. With no metrics address
 at all there is nothing to ask: it says so and exits 0.
 `
@@ -40,12 +41,15 @@ var pid1Cmdline = func() []string {
 	return strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00")
 }
 
-// replicateArgs returns the flags of PID 1 when it is `reo replicate`.
+// replicateArgs returns the flags of PID 1 when it is `reo replicate`,
+// or an init that runs it (docker run --init: docker-init -- reo replicate …).
 func replicateArgs(cmdline []string) ([]string, bool) {
-	if len(cmdline) < 2 || filepath.Base(cmdline[0]) != "reo" || cmdline[1] != "replicate" {
-		return nil, false
+	for i := 0; i+1 < len(cmdline); i++ {
+		if filepath.Base(cmdline[i]) == "reo" && cmdline[i+1] == "replicate" {
+			return cmdline[i+2:], true
+		}
 	}
-	return cmdline[2:], true
+	return nil, false
 }
 
 // runHealth is `reo health`.

@@ -78,6 +78,7 @@ func TestHealthAsksReadyz(t *testing.T) {
 		{"flags of PID 1", nil, nil, reoPID1(":" + unready), 1, "503"},
 		{"flags of PID 1 beat the environment", nil, map[string]string{"REO_METRICS_ADDR": ":" + unready}, reoPID1(":" + ok), 0, "200 OK"},
 		{"own flags beat PID 1", []string{"--metrics-addr", ":" + ok}, nil, reoPID1(":" + unready), 0, "200 OK"},
+		{"PID 1 an init running reo", nil, nil, append([]string{"/sbin/docker-init", "--"}, reoPID1(":"+ok)...), 0, "200 OK"},
 		{"PID 1 not reo", nil, nil, []string{"/bin/sh", "-c", "reo replicate --metrics-addr :" + unready}, 0, "nothing to check"},
 		{"no metrics address", nil, nil, nil, 0, "nothing to check"},
 		{"nothing listening", []string{"--metrics-addr", "127.0.0.1:1"}, nil, nil, 1, "127.0.0.1:1/readyz"},
