@@ -232,4 +232,15 @@ func TestDockerfile(t *testing.T) {
 	if strings.Contains(df, "USER root") || strings.Contains(df, "USER 0") {
 		t.Errorf("Dockerfile runs as root")
 	}
+	// Offline and with the classic builder: a syntax directive makes
+	// BuildKit pull its frontend image (docker/dockerfile) even for the
+	// prebuilt target, and RUN --mount is BuildKit's alone.
+	for _, l := range strings.Split(df, "\n") {
+		if l = strings.TrimSpace(l); strings.HasPrefix(strings.ToLower(strings.ReplaceAll(l, " ", "")), "#syntax=") {
+			t.Errorf("Dockerfile has a syntax directive (%s): BuildKit pulls it, which fails without a registry", l)
+		}
+		if strings.Contains(l, "--mount=") {
+			t.Errorf("Dockerfile uses RUN --mount (%s): the classic builder refuses it", l)
+		}
+	}
 }
