@@ -23,9 +23,9 @@ Docker HEALTHCHECK. The address is resolved as reo replicate resolves it
 (flags, then REO_METRICS_ADDR, then the REO_CONFIG / --config file); with
 no flags given and PID 1 a "reo replicate" (a container, with or without
 --init), PID 1's flags are used, so flags appended to "docker run" are seen
-too. An unspecified host
-(":9090", "0.0.0.0:9090") is asked on 127.0.0.1. With no metrics address
-at all there is nothing to ask: it says so and exits 0.
+too. An unspecified host (":9090", "0.0.0.0:9090") is asked on 127.0.0.1.
+With no metrics address at all there is nothing to ask: it says so and
+exits 0.
 `
 
 // healthTimeout bounds the request; Docker's HEALTHCHECK --timeout is
