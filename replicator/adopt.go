@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -21,7 +22,8 @@ import (
 // Equal means the same key, value (nil apart from empty), headers in
 // order and timestamp. The source is searched from the first offset whose
 // timestamp is at or after the record's (ListOffsets by time) to its
-// stable end, with read_committed; a record found twice there, or not at
+// stable end, once that has reached the high watermark (adoptSearchEnd),
+// with read_committed; a record found twice there, or not at
 // all, is an AdoptError: continuing after the first of two could copy
 // records again, after the second skip some.
 func (r *Replicator) adopt(ctx context.Context, src, dst tp, sp span, ids partIdentity) (Checkpoint, error) {
@@ -57,13 +59,9 @@ func (r *Replicator) adopt(ctx context.Context, src, dst tp, sp span, ids partId
 	if !ok || at.Err != nil {
 		return Checkpoint{}, fmt.Errorf("adopt: list offsets of source topic %s partition %d after %d ms: %v", src.topic, src.partition, ms, at.Err)
 	}
-	ends, err := listOffsets(ctx, r.srcCl, []tp{src}, listStable)
+	end, err := r.adoptSearchEnd(ctx, src)
 	if err != nil {
-		return Checkpoint{}, asAuth("source", "listing offsets", fmt.Errorf("adopt: list stable offset of source topic %s partition %d: %w", src.topic, src.partition, err))
-	}
-	end, ok := ends.Lookup(src.topic, src.partition)
-	if !ok || end.Err != nil {
-		return Checkpoint{}, fmt.Errorf("adopt: list stable offset of source topic %s partition %d: %v", src.topic, src.partition, end.Err)
+		return Checkpoint{}, err
 	}
 	var matches []int64
 	var epoch int32 = -1
@@ -93,6 +91,50 @@ func (r *Replicator) adopt(ctx context.Context, src, dst tp, sp span, ids partId
 	m := matches[0]
 	return Checkpoint{Version: checkpointValueVersion, Next: m + 1, SrcFirst: m, SrcLast: m, DstTopic: dst.topic, DstFirst: last.Offset, DstLast: last.Offset,
 		SrcTopicID: ids.srcID, DstTopicID: ids.dstID, SrcEpoch: epoch, adopted: true}, nil
+}
+
+// adoptSearchEnd returns where adopt's search of source partition src
+// ends: its stable offset once that has reached the high watermark listed
+// first. Every record another tool can have copied was in the source
+// before reo started, below that high watermark; one that follows a
+// transaction still open is past the stable offset, where read_committed
+// cannot read yet (MirrorMaker 2 reads read_uncommitted by default), so
+// searching only up to the stable offset would call it missing. A
+// transaction that stays open past the wait is an error that is retried,
+// not an AdoptError.
+func (r *Replicator) adoptSearchEnd(ctx context.Context, src tp) (kadm.ListedOffset, error) {
+	list := func(kind int, what string) (kadm.ListedOffset, error) {
+		l, err := listOffsets(ctx, r.srcCl, []tp{src}, kind)
+		if err != nil {
+			return kadm.ListedOffset{}, asAuth("source", "listing offsets", fmt.Errorf("adopt: list %s offset of source topic %s partition %d: %w", what, src.topic, src.partition, err))
+		}
+		o, ok := l.Lookup(src.topic, src.partition)
+		if !ok || o.Err != nil {
+			return kadm.ListedOffset{}, asAuth("source", "listing offsets", fmt.Errorf("adopt: list %s offset of source topic %s partition %d: %v", what, src.topic, src.partition, o.Err))
+		}
+		return o, nil
+	}
+	hwm, err := list(listEnd, "end")
+	if err != nil {
+		return kadm.ListedOffset{}, err
+	}
+	deadline := time.Now().Add(r.cfg.TransactionTimeout + 30*time.Second)
+	for {
+		end, err := list(listStable, "stable")
+		if err != nil || end.Offset >= hwm.Offset {
+			return end, err
+		}
+		if time.Now().After(deadline) {
+			return kadm.ListedOffset{}, fmt.Errorf("adopt: source topic %s partition %d: a transaction open there keeps its stable offset at %d, below its high watermark %d: the destination's last record may be past it; trying again later", src.topic, src.partition, end.Offset, hwm.Offset)
+		}
+		t := time.NewTimer(100 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return kadm.ListedOffset{}, ctx.Err()
+		case <-t.C:
+		}
+	}
 }
 
 // sameRecord reports whether two records carry the same key, value,

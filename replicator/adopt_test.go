@@ -201,3 +201,73 @@ func TestAdoptDestinationRefusesWhatItCannotPlace(t *testing.T) {
 		t.Errorf("New with AdoptDestination and AllowNonEmptyDestination returned %v, want a ConfigError on AdoptDestination", err)
 	}
 }
+
+// TestAdoptWaitsForOpenSourceTransactions proves that AdoptDestination does
+// not stop when the destination's last record is in the source past its
+// stable offset: MirrorMaker 2 reads read_uncommitted by default, so it
+// copies records that follow a transaction still open, which a
+// read_committed search up to the stable offset cannot see yet. reo waits
+// for the transaction to end and continues after that record.
+func TestAdoptWaitsForOpenSourceTransactions(t *testing.T) {
+	src := newCluster(t, "src", 1, "orders")
+	dst := newCluster(t, "dst", 1)
+	createTopic(t, dst, "orders", 1, nil)
+	ctx := context.Background()
+	base := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
+	var all []*kgo.Record
+	rec := func(v string, i int) *kgo.Record {
+		r := &kgo.Record{Topic: "orders", Partition: 0, Key: []byte("k"), Value: []byte(v), Timestamp: base.Add(time.Duration(len(all)+i) * time.Millisecond)}
+		all = append(all, r)
+		return r
+	}
+	plain := client(t, src, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	for i := range 10 {
+		if err := plain.ProduceSync(ctx, rec(fmt.Sprint("a-", i), 0)).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	txn := client(t, src, kgo.TransactionalID("open-on-source"), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.TransactionTimeout(time.Minute))
+	if err := txn.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := txn.ProduceSync(ctx, rec("in-txn", 0)).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		if err := plain.ProduceSync(ctx, rec(fmt.Sprint("b-", i), 0)).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// What a read_uncommitted copier saw: everything so far.
+	copyAsAnotherTool(t, dst, "orders", 0, all)
+
+	cfg := testConfig(src, dst, "orders")
+	cfg.AdoptDestination = true
+	run := start(t, cfg)
+	select {
+	case err := <-run.errc:
+		run.cancel = nil
+		t.Fatalf("Run stopped while a source transaction was open: %v", err)
+	case <-time.After(3 * time.Second):
+	}
+	if err := txn.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if err := plain.ProduceSync(ctx, rec(fmt.Sprint("c-", i), 0)).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, 60*time.Second, func() string {
+		select {
+		case err := <-run.errc:
+			run.cancel = nil
+			t.Fatalf("Run stopped: %v", err)
+		default:
+		}
+		return countIs(t, dst, "orders", len(all))()
+	})
+	if d := diffRecords(all, dump(t, dst, "orders")[0]); d != "" {
+		t.Errorf("destination after adopting: %s", d)
+	}
+}
