@@ -1326,3 +1326,37 @@ func TestAllowFlagsSettingsConflictRefused(t *testing.T) {
 		t.Errorf("first instance not ready after the refusal: %+v", h.Reasons)
 	}
 }
+
+// TestCheckpointTopicDeleteWithoutRetentionNotFatal proves that a checkpoint
+// topic with cleanup.policy=delete but neither retention.ms nor
+// retention.bytes (both -1, as an operator keeping records forever sets
+// them) does not stop reo when it may not set the policy back to compact:
+// the broker deletes nothing there, so no checkpoint can go. reo warns and
+// copies on.
+func TestCheckpointTopicDeleteWithoutRetentionNotFatal(t *testing.T) {
+	src := newCluster(t, "src", 2, "orders")
+	dst := newCluster(t, "dst", 1)
+	cfg := testConfig(src, dst, "orders")
+	createTopic(t, dst, "__reo-t-checkpoints", int32(cfg.Shards), map[string]*string{"cleanup.policy": kadm.StringPtr("delete"), "retention.ms": kadm.StringPtr("-1"), "retention.bytes": kadm.StringPtr("-1")})
+	dst.ControlKey(int16(kmsg.IncrementalAlterConfigs), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		dst.KeepControl()
+		resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
+		for _, rr := range req.(*kmsg.IncrementalAlterConfigsRequest).Resources {
+			r := kmsg.NewIncrementalAlterConfigsResponseResource()
+			r.ResourceType, r.ResourceName, r.ErrorCode = rr.ResourceType, rr.ResourceName, kerr.TopicAuthorizationFailed.Code
+			resp.Resources = append(resp.Resources, r)
+		}
+		return resp, nil, true
+	})
+	run := start(t, cfg)
+	produceNumbered(t, src, "orders", "a", 20, 2)
+	waitFor(t, 30*time.Second, func() string {
+		select {
+		case err := <-run.errc:
+			run.cancel = nil
+			t.Fatalf("Run stopped: %v", err)
+		default:
+		}
+		return countIs(t, dst, "orders", 20)()
+	})
+}

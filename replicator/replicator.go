@@ -122,6 +122,9 @@ type Replicator struct {
 	// cpConfigsWarned: checkCheckpointConfigs could not read the
 	// configs and said so (once). Start, then the topic refresh loop.
 	cpConfigsWarned bool
+	// cpPolicyWarned: checkCheckpointConfigs warned (once) that it may
+	// not set a cleanup.policy that deletes nothing back to compact.
+	cpPolicyWarned bool
 
 	// autoShards: Config.Shards was 0 and cfg.Shards was resolved from
 	// reo's existing topics (or the default) by ensureOwnTopics, before
@@ -476,6 +479,19 @@ func (r *Replicator) checkpointTopicID(ctx context.Context) (string, error) {
 	return "", fmt.Errorf("describe %s: not in the answer", topic)
 }
 
+// deletesNothing reports whether a topic with configs rc keeps its records
+// whatever its cleanup.policy says: retention.ms and retention.bytes are
+// both -1 (infinite). A config the answer lacks counts as set.
+func deletesNothing(rc kadm.ResourceConfig) bool {
+	infinite := map[string]bool{}
+	for _, c := range rc.Configs {
+		if (c.Key == "retention.ms" || c.Key == "retention.bytes") && c.Value != nil && strings.TrimSpace(*c.Value) == "-1" {
+			infinite[c.Key] = true
+		}
+	}
+	return infinite["retention.ms"] && infinite["retention.bytes"]
+}
+
 // CheckpointTopicConfigError means the checkpoint topic has a
 // cleanup.policy that lets the broker delete checkpoints (delete: by
 // retention.ms or retention.bytes), and reo could not set it back to
@@ -530,6 +546,15 @@ func (r *Replicator) checkCheckpointConfigs(ctx context.Context) error {
 		}
 		var ke *kerr.Error
 		switch {
+		case err != nil && errors.As(err, &ke) && !ke.Retriable && deletesNothing(rc):
+			// Refused, but neither retention.ms nor retention.bytes
+			// is set: the broker deletes no checkpoint (the topic
+			// only grows, uncompacted).
+			if !r.cpPolicyWarned {
+				r.cpPolicyWarned = true
+				r.log.Warn("the checkpoint topic's cleanup.policy is not compact and reo may not set it back; no retention is set, so no checkpoint is deleted, but the topic is never compacted", "topic", topic, "policy", *c.Value, "err", err)
+			}
+			return nil
 		case err != nil && errors.As(err, &ke) && !ke.Retriable:
 			// Refused (ACLs, a policy): it will not change by itself.
 			return &CheckpointTopicConfigError{Topic: topic, Key: c.Key, Value: *c.Value, Err: err}
