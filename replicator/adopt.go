@@ -51,13 +51,16 @@ func (r *Replicator) adopt(ctx context.Context, src, dst tp, sp span, ids partId
 		return Checkpoint{}, fail(-1, nil, "it holds no committed record between offsets %d and %d", sp.start, sp.end)
 	}
 	ms := last.Timestamp.UnixMilli()
-	after, err := r.srcAdm.ListOffsetsAfterMilli(ctx, ms, src.topic)
-	if err != nil {
-		return Checkpoint{}, asAuth("source", "listing offsets", fmt.Errorf("adopt: list offsets of source topic %s after %d ms: %w", src.topic, ms, err))
+	after, err := partialOffsets(listOffsetsAfterMilli(ctx, r.srcCl, []tp{src}, ms))
+	if after == nil {
+		return Checkpoint{}, asAuth("source", "listing offsets", fmt.Errorf("adopt: list offsets of source topic %s partition %d after %d ms: %w", src.topic, src.partition, ms, err))
 	}
 	at, ok := after.Lookup(src.topic, src.partition)
-	if !ok || at.Err != nil {
-		return Checkpoint{}, fmt.Errorf("adopt: list offsets of source topic %s partition %d after %d ms: %v", src.topic, src.partition, ms, at.Err)
+	if !ok {
+		at.Err = errors.New("not answered")
+	}
+	if at.Err != nil {
+		return Checkpoint{}, asAuth("source", "listing offsets", fmt.Errorf("adopt: list offsets of source topic %s partition %d after %d ms: %w", src.topic, src.partition, ms, at.Err))
 	}
 	end, err := r.adoptSearchEnd(ctx, src)
 	if err != nil {

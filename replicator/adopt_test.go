@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // produceShaped writes n records to partition p of topic: keys nil on every
@@ -269,5 +271,54 @@ func TestAdoptWaitsForOpenSourceTransactions(t *testing.T) {
 	})
 	if d := diffRecords(all, dump(t, dst, "orders")[0]); d != "" {
 		t.Errorf("destination after adopting: %s", d)
+	}
+}
+
+// TestAdoptSparedAnotherPartitionsListing proves that adopting a partition
+// lists offsets by time for that partition only: a broker that cannot
+// answer for another partition of the topic (its leader down) does not
+// keep the healthy one from being adopted. kadm's ListOffsetsAfterMilli
+// asked for every partition of the topic and failed as a whole.
+func TestAdoptSparedAnotherPartitionsListing(t *testing.T) {
+	src := newCluster(t, "src", 2, "orders")
+	dst := newCluster(t, "dst", 1)
+	createTopic(t, dst, "orders", 2, nil)
+	base := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
+	produceShaped(t, src, "orders", 0, "a", 20, base)
+	produceShaped(t, src, "orders", 1, "b", 20, base)
+	in := dump(t, src, "orders")
+	copyAsAnotherTool(t, dst, "orders", 0, in[0][:12])
+	copyAsAnotherTool(t, dst, "orders", 1, in[1][:12])
+	var refused atomic.Int32
+	src.ControlKey(int16(kmsg.ListOffsets), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		src.KeepControl()
+		for _, rt := range req.(*kmsg.ListOffsetsRequest).Topics {
+			for _, rp := range rt.Partitions {
+				if rt.Topic == "orders" && rp.Partition == 1 && rp.Timestamp >= 0 {
+					refused.Add(1)
+					return nil, errors.New("leader of orders/1 down"), true
+				}
+			}
+		}
+		return nil, nil, false
+	})
+	cfg := testConfig(src, dst, "orders")
+	cfg.AdoptDestination = true
+	run := start(t, cfg)
+	waitFor(t, 30*time.Second, func() string {
+		select {
+		case err := <-run.errc:
+			run.cancel = nil
+			t.Fatalf("Run stopped: %v", err)
+		default:
+		}
+		got := dump(t, dst, "orders")[0]
+		if d := diffRecords(in[0], got); d != "" {
+			return "partition 0: " + d
+		}
+		return ""
+	})
+	if refused.Load() == 0 {
+		t.Fatalf("partition 1 was never listed by time")
 	}
 }

@@ -56,15 +56,31 @@ func listEndAndStable(ctx context.Context, cl *kgo.Client, parts []tp) (end, sta
 // (partialOffsets keeps the answer), and nil offsets come back only when
 // every broker failed and ctx is done.
 func listOffsets(ctx context.Context, cl *kgo.Client, parts []tp, kind int) (kadm.ListedOffsets, error) {
-	req := kmsg.NewPtrListOffsetsRequest()
-	req.TimeoutMillis = 15_000
-	ts := int64(-1)
+	ts, isolation := int64(-1), int8(0)
 	switch kind {
 	case listStart:
 		ts = -2
 	case listStable:
-		req.IsolationLevel = 1
+		isolation = 1
 	}
+	return listOffsetsAt(ctx, cl, parts, ts, isolation)
+}
+
+// listOffsetsAfterMilli is listOffsets for the first offset of each
+// partition whose timestamp is at or after ms: -1 (no error) when none
+// is. Unlike kadm's ListOffsetsAfterMilli it asks for exactly parts, not
+// every partition of their topics, so another partition's leader being
+// down does not fail the listing.
+func listOffsetsAfterMilli(ctx context.Context, cl *kgo.Client, parts []tp, ms int64) (kadm.ListedOffsets, error) {
+	return listOffsetsAt(ctx, cl, parts, ms, 0)
+}
+
+// listOffsetsAt is listOffsets with the ListOffsets timestamp and
+// isolation level given.
+func listOffsetsAt(ctx context.Context, cl *kgo.Client, parts []tp, ts int64, isolation int8) (kadm.ListedOffsets, error) {
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.TimeoutMillis = 15_000
+	req.IsolationLevel = isolation
 	byTopic := make(map[string]int)
 	for _, p := range parts {
 		i, ok := byTopic[p.topic]
