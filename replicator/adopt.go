@@ -51,7 +51,14 @@ func (r *Replicator) adopt(ctx context.Context, src, dst tp, sp span, ids partId
 		return Checkpoint{}, fail(-1, nil, "it holds no committed record between offsets %d and %d", sp.start, sp.end)
 	}
 	ms := last.Timestamp.UnixMilli()
-	after, err := partialOffsets(listOffsetsAfterMilli(ctx, r.srcCl, []tp{src}, ms))
+	// A record without timestamp (-1) cannot be looked up by time:
+	// ListOffsets reads a negative timestamp as latest (-1), earliest
+	// (-2) or the largest timestamp (-3). Searched from the log start.
+	lookup := func() (kadm.ListedOffsets, error) { return listOffsetsAfterMilli(ctx, r.srcCl, []tp{src}, ms) }
+	if ms < 0 {
+		lookup = func() (kadm.ListedOffsets, error) { return listOffsets(ctx, r.srcCl, []tp{src}, listStart) }
+	}
+	after, err := partialOffsets(lookup())
 	if after == nil {
 		return Checkpoint{}, asAuth("source", "listing offsets", fmt.Errorf("adopt: list offsets of source topic %s partition %d after %d ms: %w", src.topic, src.partition, ms, err))
 	}

@@ -322,3 +322,38 @@ func TestAdoptSparedAnotherPartitionsListing(t *testing.T) {
 		t.Fatalf("partition 1 was never listed by time")
 	}
 }
+
+// TestAdoptFindsRecordsWithoutTimestamp proves that a destination whose
+// last record has no timestamp (-1, as records of the oldest message
+// format have) is adopted: ListOffsets reads timestamp -1 as "latest", so
+// the search has to start at the log start instead.
+func TestAdoptFindsRecordsWithoutTimestamp(t *testing.T) {
+	src := newCluster(t, "src", 1, "orders")
+	dst := newCluster(t, "dst", 1)
+	createTopic(t, dst, "orders", 1, nil)
+	var recs []*kgo.Record
+	for i := range 10 {
+		recs = append(recs, &kgo.Record{Topic: "orders", Partition: 0, Key: []byte(fmt.Sprint(i)), Value: []byte(fmt.Sprint("v-", i)), Timestamp: time.UnixMilli(-1)})
+	}
+	copyAsAnotherTool(t, src, "orders", 0, recs)
+	in := dump(t, src, "orders")[0]
+	if len(in) != 10 || in[9].Timestamp.UnixMilli() != -1 {
+		t.Fatalf("source holds %d records, the last with timestamp %d ms; want 10 without timestamp", len(in), in[len(in)-1].Timestamp.UnixMilli())
+	}
+	copyAsAnotherTool(t, dst, "orders", 0, in[:6])
+	cfg := testConfig(src, dst, "orders")
+	cfg.AdoptDestination = true
+	run := start(t, cfg)
+	waitFor(t, 30*time.Second, func() string {
+		select {
+		case err := <-run.errc:
+			run.cancel = nil
+			t.Fatalf("Run stopped: %v", err)
+		default:
+		}
+		if d := diffRecords(in, dump(t, dst, "orders")[0]); d != "" {
+			return d
+		}
+		return ""
+	})
+}
