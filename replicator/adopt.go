@@ -22,8 +22,8 @@ import (
 // Equal means the same key, value (nil apart from empty), headers in
 // order and timestamp. The source is searched from the first offset whose
 // timestamp is at or after the record's (ListOffsets by time) to its
-// stable end, once that has reached the high watermark (adoptSearchEnd),
-// with read_committed; a record found twice there, or not at
+// high watermark when the search began, once the stable offset has reached
+// it (adoptSearchEnd), with read_committed; a record found twice there, or not at
 // all, is an AdoptError: continuing after the first of two could copy
 // records again, after the second skip some.
 func (r *Replicator) adopt(ctx context.Context, src, dst tp, sp span, ids partIdentity) (Checkpoint, error) {
@@ -104,8 +104,8 @@ func (r *Replicator) adopt(ctx context.Context, src, dst tp, sp span, ids partId
 }
 
 // adoptSearchEnd returns where adopt's search of source partition src
-// ends: its stable offset once that has reached the high watermark listed
-// first. Every record another tool can have copied was in the source
+// ends: its high watermark as listed first, once the stable offset has
+// reached it. Every record another tool can have copied was in the source
 // before reo started, below that high watermark; one that follows a
 // transaction still open is past the stable offset, where read_committed
 // cannot read yet (MirrorMaker 2 reads read_uncommitted by default), so
@@ -131,8 +131,15 @@ func (r *Replicator) adoptSearchEnd(ctx context.Context, src tp) (kadm.ListedOff
 	deadline := time.Now().Add(r.cfg.TransactionTimeout + 30*time.Second)
 	for {
 		end, err := list(listStable, "stable")
-		if err != nil || end.Offset >= hwm.Offset {
+		if err != nil {
 			return end, err
+		}
+		if end.Offset >= hwm.Offset {
+			// Searched to the high watermark, not the stable
+			// offset now: a record written since, which the other
+			// tool cannot have copied, would be a false second
+			// match.
+			return hwm, nil
 		}
 		if time.Now().After(deadline) {
 			return kadm.ListedOffset{}, fmt.Errorf("adopt: source topic %s partition %d: a transaction open there keeps its stable offset at %d, below its high watermark %d: the destination's last record may be past it; trying again later", src.topic, src.partition, end.Offset, hwm.Offset)
@@ -205,7 +212,7 @@ func scanPartition(ctx context.Context, opts []kgo.Opt, p tp, from, end int64, f
 			if done {
 				return
 			}
-			if !rec.Attrs.IsControl() && fn(rec) {
+			if !rec.Attrs.IsControl() && rec.Offset < end && fn(rec) {
 				done = true
 			}
 			if rec.Offset >= end-1 {

@@ -357,3 +357,48 @@ func TestAdoptFindsRecordsWithoutTimestamp(t *testing.T) {
 		return ""
 	})
 }
+
+// TestAdoptSearchEndsAtTheSourcesEndWhenItStarted proves that the search
+// for the destination's last record ends at the source's high watermark
+// as it was when the search began: reo waits there for open transactions
+// to end, and a record equal to the last one written meanwhile (which the
+// other tool, stopped, cannot have copied) is no second match.
+func TestAdoptSearchEndsAtTheSourcesEndWhenItStarted(t *testing.T) {
+	src := newCluster(t, "src", 1, "orders")
+	dst := newCluster(t, "dst", 1)
+	createTopic(t, dst, "orders", 1, nil)
+	ctx := context.Background()
+	base := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
+	var recs []*kgo.Record
+	for i := range 10 {
+		recs = append(recs, &kgo.Record{Topic: "orders", Partition: 0, Key: []byte(fmt.Sprint(i)), Value: []byte(fmt.Sprint("v-", i)), Timestamp: base.Add(time.Duration(i) * time.Millisecond)})
+	}
+	copyAsAnotherTool(t, src, "orders", 0, recs)
+	txn := client(t, src, kgo.TransactionalID("open-on-source"), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.TransactionTimeout(time.Minute))
+	if err := txn.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := txn.ProduceSync(ctx, &kgo.Record{Topic: "orders", Partition: 0, Value: []byte("in-txn"), Timestamp: base}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	copyAsAnotherTool(t, dst, "orders", 0, recs[:6])
+
+	cfg := testConfig(src, dst, "orders")
+	cfg.AdoptDestination = true
+	run := start(t, cfg)
+	time.Sleep(2 * time.Second)                       // reo waits for the transaction
+	copyAsAnotherTool(t, src, "orders", 0, recs[5:6]) // the same record again, after reo began
+	if err := txn.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+	in := dump(t, src, "orders")[0]
+	waitFor(t, 30*time.Second, func() string {
+		select {
+		case err := <-run.errc:
+			run.cancel = nil
+			t.Fatalf("Run stopped: %v", err)
+		default:
+		}
+		return diffRecords(concat(in[:6], in[6:]), dump(t, dst, "orders")[0])
+	})
+}
