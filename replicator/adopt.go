@@ -92,7 +92,7 @@ func (r *Replicator) adopt(ctx context.Context, src, dst tp, sp span, ids partId
 	switch len(matches) {
 	case 0:
 		return Checkpoint{}, fail(last.Offset, nil, "its last record (offset %d, timestamp %d ms) is not in source topic %s partition %d with the same key, value, headers and timestamp (searched offsets %d to %d): it was changed on the way, or the source no longer holds it",
-			last.Offset, ms, src.topic, src.partition, max(at.Offset, 0), end.Offset)
+			last.Offset, ms, src.topic, src.partition, searchedFrom(at.Offset, end.Offset), end.Offset)
 	case 1:
 	default:
 		return Checkpoint{}, fail(last.Offset, matches, "its last record (offset %d) is in source topic %s partition %d twice, at offsets %d and %d: which one was copied last cannot be told",
@@ -152,6 +152,15 @@ func (r *Replicator) adoptSearchEnd(ctx context.Context, src tp) (kadm.ListedOff
 		case <-t.C:
 		}
 	}
+}
+
+// searchedFrom is where a search that found no offset by time (-1: no
+// record at or after the timestamp) began, for messages.
+func searchedFrom(at, end int64) int64 {
+	if at < 0 {
+		return end
+	}
+	return at
 }
 
 // sameRecord reports whether two records carry the same key, value,
