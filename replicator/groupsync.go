@@ -171,6 +171,7 @@ func (r *Replicator) syncGroup(ctx context.Context, group string, plans map[tp]p
 	now := time.Now().UTC().Format(time.RFC3339)
 	want := make(kadm.Offsets)
 	from := make(map[tp]int64)
+	groupAt := make(map[tp]int64)     // destination partition -> the source group's offset
 	copiedInto := make(map[tp]string) // destination partition -> its topic's id when its copy was checked
 	src.Each(func(o kadm.OffsetResponse) {
 		p := tp{o.Topic, o.Partition}
@@ -195,6 +196,7 @@ func (r *Replicator) syncGroup(ctx context.Context, group string, plans map[tp]p
 		want.Add(kadm.Offset{Topic: tr.Topic, Partition: p.partition, At: d, LeaderEpoch: -1,
 			Metadata: syncMetaPrefix + r.cfg.Name + " src=" + strconv.FormatInt(tr.From, 10) + " at=" + now})
 		from[tp{tr.Topic, p.partition}] = tr.From
+		groupAt[tp{tr.Topic, p.partition}] = o.At
 		copiedInto[tp{tr.Topic, p.partition}] = tr.ID
 	})
 	if len(want) == 0 {
@@ -233,9 +235,15 @@ func (r *Replicator) syncGroup(ctx context.Context, group string, plans map[tp]p
 				// follow rewinds and reo committed the offset itself
 				// from a later source offset than the group's now
 				// (no consumer has committed on the destination).
+				// The group's own offset must be below it: a group
+				// ahead of the copy is held at this instance's copy
+				// position, which is older than the owner's when
+				// this instance no longer owns the shard (paused,
+				// it has not learnt of the rebalance yet).
+				k := tp{o.Topic, o.Partition}
 				name, _ := syncMetaName(c.Metadata)
 				was, _ := parseSyncMeta(c.Metadata)
-				if !r.cfg.GroupSyncRewind || name != r.cfg.Name || was <= from[tp{o.Topic, o.Partition}] {
+				if !r.cfg.GroupSyncRewind || name != r.cfg.Name || was <= from[k] || groupAt[k] >= was {
 					return
 				}
 				r.log.Info("rewinding a destination group offset: the group was rewound on the source", "group", group, "topic", o.Topic, "partition", o.Partition, "from", c.At, "to", o.At, "source_from", was, "source_to", from[tp{o.Topic, o.Partition}])

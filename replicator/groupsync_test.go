@@ -703,3 +703,60 @@ func TestGroupSyncNeverBackwardsOverAnUnreadOffset(t *testing.T) {
 		t.Fatalf("the group's destination offset moved from 45 to %d while the broker did not give it back", o.At)
 	}
 }
+
+// TestGroupSyncRewindIgnoresAStaleCopyPosition proves that
+// GroupSyncRewind rewinds a destination offset only when the source group
+// itself went back below the source offset reo synced from, not when the
+// translating instance knows an older copy position: an instance that
+// still syncs a shard another instance owns now (a paused one waking up
+// before it learns of the rebalance) holds a group that is ahead of the
+// copy at its own, older position. Before, it moved the group's
+// destination offset back to that position.
+func TestGroupSyncRewindIgnoresAStaleCopyPosition(t *testing.T) {
+	src := newCluster(t, "src", 1, "orders")
+	dst := newCluster(t, "dst", 1, "orders")
+	produceNumbered(t, src, "orders", "a", 10, 1)
+	produceNumbered(t, dst, "orders", "a", 10, 1)
+	cfg := testConfig(src, dst, "orders")
+	cfg.GroupSyncRewind = true
+	r, err := New(cfg, WithLogger(testLogger(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.srcCl, r.dstCl = client(t, src), client(t, dst)
+	r.srcAdm, r.dstAdm = kadm.NewClient(r.srcCl), kadm.NewClient(r.dstCl)
+
+	// The group is at 10, ahead of the copy; the shard's owner synced it
+	// at its copy position 8.
+	commitGroup(t, src, "app", "orders", map[int32]int64{0: 10})
+	theirs := make(kadm.Offsets)
+	theirs.Add(kadm.Offset{Topic: "orders", Partition: 0, At: 8, LeaderEpoch: -1, Metadata: syncMetaPrefix + cfg.Name + " src=8 at=2026-01-01T00:00:00Z"})
+	if resp, err := admin(t, dst).CommitOffsets(context.Background(), "app", theirs); err != nil || resp.Error() != nil {
+		t.Fatalf("commit on the destination: %v %v", err, resp.Error())
+	}
+
+	// This instance's translator still has the copy at source offset 5,
+	// destination offset 5.
+	p := tp{"orders", 0}
+	tr := newTranslator()
+	tr.reset(p, "", "orders", "", 5, 5)
+	plans := map[tp]partitionPlan{p: {Topic: "orders", Partition: 0, DstTopic: "orders"}}
+	owned := map[int32]*translator{ShardOf("orders", 0, r.cfg.Shards): tr}
+	if _, err := r.syncGroup(context.Background(), "app", plans, owned, make(map[string]string)); err != nil {
+		t.Fatalf("syncGroup: %v", err)
+	}
+	if o, ok := groupOffsets(t, dst, "app").Lookup("orders", 0); !ok || o.At != 8 {
+		t.Fatalf("the group's destination offset is %+v, want 8: the source group never went back", o)
+	}
+
+	// A real rewind on the source (to 6, below the 8 synced from) still
+	// moves it back.
+	tr.committed(p, CopiedRange{To: 9, Runs: []Run{{Start: 5, N: 4}}, DstFirst: 5}, 9)
+	commitGroup(t, src, "app", "orders", map[int32]int64{0: 6})
+	if _, err := r.syncGroup(context.Background(), "app", plans, owned, make(map[string]string)); err != nil {
+		t.Fatalf("syncGroup: %v", err)
+	}
+	if o, ok := groupOffsets(t, dst, "app").Lookup("orders", 0); !ok || o.At != 6 {
+		t.Fatalf("the group's destination offset is %+v, want 6 after the source group went back to 6", o)
+	}
+}
