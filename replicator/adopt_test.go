@@ -402,3 +402,39 @@ func TestAdoptSearchEndsAtTheSourcesEndWhenItStarted(t *testing.T) {
 		return diffRecords(concat(in[:6], in[6:]), dump(t, dst, "orders")[0])
 	})
 }
+
+// TestAdoptDestinationDroppedOneInstanceAtATime proves that an instance
+// without AdoptDestination joins one that adopted (the option is for the
+// first start after another tool, and is dropped by restarting instances
+// one by one): it is not a settings conflict, and the two copy on exactly.
+func TestAdoptDestinationDroppedOneInstanceAtATime(t *testing.T) {
+	src := newCluster(t, "src", 4, "orders")
+	dst := newCluster(t, "dst", 1)
+	createTopic(t, dst, "orders", 4, nil)
+	base := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
+	for p := range int32(4) {
+		produceShaped(t, src, "orders", p, fmt.Sprint("p", p), 8, base)
+	}
+	in := dump(t, src, "orders")
+	for p := range int32(4) {
+		copyAsAnotherTool(t, dst, "orders", p, in[p][:5])
+	}
+	cfg := testConfig(src, dst, "orders")
+	cfg.AdoptDestination = true
+	start(t, cfg)
+	waitFor(t, 30*time.Second, countIs(t, dst, "orders", 32))
+
+	cfg.AdoptDestination = false
+	second := start(t, cfg)
+	select {
+	case err := <-second.errc:
+		second.cancel = nil
+		t.Fatalf("instance without AdoptDestination stopped next to one with it: %v", err)
+	case <-time.After(cfg.SessionTimeout + 6*time.Second):
+	}
+	produceNumbered(t, src, "orders", "later", 40, 4)
+	waitFor(t, 30*time.Second, countIs(t, dst, "orders", 72))
+	if d := sameContent(t, src, "orders", dst, "orders"); d != "" {
+		t.Errorf("destination differs from the source: %s", d)
+	}
+}

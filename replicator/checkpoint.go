@@ -261,8 +261,10 @@ type Settings struct {
 	GroupSync string `json:"groupSync,omitempty"`
 	// Allow lists the flags that let data be skipped or copied again
 	// (--allow-data-loss, --allow-nonempty-destination,
-	// --resync-changed-topics) or continued after another tool's
-	// (--adopt-destination), "" for none: a shard's owner decides, so
+	// --resync-changed-topics), "" for none. --adopt-destination is not
+	// among them: it is for the first start after another tool, to be
+	// dropped by restarting instances one by one, and an instance without
+	// it stops on such a partition rather than copying it: a shard's owner decides, so
 	// one instance with a flag would apply it to every shard that comes
 	// its way, whatever the others say.
 	Allow string `json:"allow,omitempty"`

@@ -597,7 +597,7 @@ func (c *compiled) settings(sourceCluster string) Settings {
 	for _, a := range []struct {
 		on   bool
 		flag string
-	}{{c.AllowDataLoss, "--allow-data-loss"}, {c.AllowNonEmptyDestination, "--allow-nonempty-destination"}, {c.ResyncChangedTopics, "--resync-changed-topics"}, {c.AdoptDestination, "--adopt-destination"}} {
+	}{{c.AllowDataLoss, "--allow-data-loss"}, {c.AllowNonEmptyDestination, "--allow-nonempty-destination"}, {c.ResyncChangedTopics, "--resync-changed-topics"}} {
 		if a.on {
 			allow = append(allow, a.flag)
 		}

@@ -275,7 +275,7 @@ func settingsDiffer(a, b Settings) []string {
 	add(a.SourceAlias != b.SourceAlias, "--source-alias (or --separator)")
 	add(!maps.Equal(a.TopicMapping, b.TopicMapping), "the topic mapping (--source-topic, --dest-topic)")
 	add(a.GroupSync != b.GroupSync, "the group offset sync (--groups, --groups-exclude, --sync-group-offsets, --sync-group-offsets-rewind)")
-	add(a.Allow != b.Allow, "--allow-data-loss, --allow-nonempty-destination, --resync-changed-topics or --adopt-destination")
+	add(a.Allow != b.Allow, "--allow-data-loss, --allow-nonempty-destination or --resync-changed-topics")
 	return out
 }
 

@@ -1311,7 +1311,6 @@ func TestAllowFlagsSettingsConflictRefused(t *testing.T) {
 		says string
 	}{
 		{"AllowDataLoss", func(c *Config) { c.AllowDataLoss = true }, "they differ in --allow-data-loss"},
-		{"AdoptDestination", func(c *Config) { c.AdoptDestination = true }, "--adopt-destination"},
 		{"GroupSyncRewind", func(c *Config) { c.GroupSyncRewind = true }, "--sync-group-offsets-rewind"},
 	} {
 		other := cfg
