@@ -261,12 +261,7 @@ func TestAdoptWaitsForOpenSourceTransactions(t *testing.T) {
 		}
 	}
 	waitFor(t, 60*time.Second, func() string {
-		select {
-		case err := <-run.errc:
-			run.cancel = nil
-			t.Fatalf("Run stopped: %v", err)
-		default:
-		}
+		run.failIfStopped(t)
 		return countIs(t, dst, "orders", len(all))()
 	})
 	if d := diffRecords(all, dump(t, dst, "orders")[0]); d != "" {
@@ -306,12 +301,7 @@ func TestAdoptSparedAnotherPartitionsListing(t *testing.T) {
 	cfg.AdoptDestination = true
 	run := start(t, cfg)
 	waitFor(t, 30*time.Second, func() string {
-		select {
-		case err := <-run.errc:
-			run.cancel = nil
-			t.Fatalf("Run stopped: %v", err)
-		default:
-		}
+		run.failIfStopped(t)
 		got := dump(t, dst, "orders")[0]
 		if d := diffRecords(in[0], got); d != "" {
 			return "partition 0: " + d
@@ -345,12 +335,7 @@ func TestAdoptFindsRecordsWithoutTimestamp(t *testing.T) {
 	cfg.AdoptDestination = true
 	run := start(t, cfg)
 	waitFor(t, 30*time.Second, func() string {
-		select {
-		case err := <-run.errc:
-			run.cancel = nil
-			t.Fatalf("Run stopped: %v", err)
-		default:
-		}
+		run.failIfStopped(t)
 		if d := diffRecords(in, dump(t, dst, "orders")[0]); d != "" {
 			return d
 		}
@@ -393,12 +378,7 @@ func TestAdoptSearchEndsAtTheSourcesEndWhenItStarted(t *testing.T) {
 	}
 	in := dump(t, src, "orders")[0]
 	waitFor(t, 30*time.Second, func() string {
-		select {
-		case err := <-run.errc:
-			run.cancel = nil
-			t.Fatalf("Run stopped: %v", err)
-		default:
-		}
+		run.failIfStopped(t)
 		return diffRecords(concat(in[:6], in[6:]), dump(t, dst, "orders")[0])
 	})
 }
@@ -436,5 +416,16 @@ func TestAdoptDestinationDroppedOneInstanceAtATime(t *testing.T) {
 	waitFor(t, 30*time.Second, countIs(t, dst, "orders", 72))
 	if d := sameContent(t, src, "orders", dst, "orders"); d != "" {
 		t.Errorf("destination differs from the source: %s", d)
+	}
+}
+
+// failIfStopped fails the test at once if Run has returned.
+func (run *running) failIfStopped(t *testing.T) {
+	t.Helper()
+	select {
+	case err := <-run.errc:
+		run.cancel = nil
+		t.Fatalf("Run stopped: %v", err)
+	default:
 	}
 }

@@ -1238,30 +1238,22 @@ func (l *mm2Loader) seconds(src, dst, key string) (time.Duration, property, bool
 // regular expression, joined with '|' as MirrorUtils.compilePatternList
 // does; each must compile with Go's RE2 syntax.
 func (l *mm2Loader) regexList(p property, v, key string) string {
+	at := p // a default value has no line: named by its key
+	if at.Key == "" {
+		at = property{Key: key}
+	}
 	items := mm2List(v)
 	for _, it := range items {
 		if _, err := regexp.Compile(it); err != nil {
-			at := p
-			if at.Key == "" {
-				at = property{Key: key}
-			}
 			l.fail(at, "%q is not a regular expression reo can run: %v (reo uses Go's RE2 syntax: Java's look-arounds, back-references and possessive quantifiers are not available)",
 				it, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
 			return ""
 		}
 		if nested, intersection := javaOnlyClass(it); intersection && !nested {
-			at := p
-			if at.Key == "" {
-				at = property{Key: key}
-			}
 			l.fail(at, "%q has \"&&\" inside a character class: Java, and so MirrorMaker 2, reads it as an intersection with the class that follows ([a-z&&aeiou] is the five vowels), reo's RE2 as two literal '&' members ([a-z&&aeiou] is a to z and '&'), so the two would select different names; write the class the intersection leaves (e.g. [aeiou]), or \\\\& in the file for a literal '&'",
 				it)
 			return ""
 		} else if nested {
-			at := p
-			if at.Key == "" {
-				at = property{Key: key}
-			}
 			l.fail(at, "%q has a nested character class (a '[' inside [...]): Java, and so MirrorMaker 2, reads it as a union or, after &&, an intersection of classes ([a-z&&[^e]] is a to z but e), reo's RE2 as a literal '[' or a POSIX class such as [:alpha:], so the two would select different names; write the class without nesting (e.g. [a-df-z]), or \\\\[ in the file for a literal '['",
 				it)
 			return ""
