@@ -93,11 +93,15 @@
 // replication made before identities: all of another cluster means it is
 // someone else's); a start from another source cluster is refused
 // (ReplicationIdentityError). Instances that run together must select and
-// name the same way: each announces a fingerprint of its selection and
-// naming in its ownership group client id ("reo-<name>/settings-<fp>"),
-// and checks the group's members before joining and before its first
-// shard starts; another fingerprint, or an earlier reo, is a
-// SettingsConflictError once it outlasts a session timeout. The settings
+// name the same way: each announces a fingerprint of its selection,
+// naming, group sync and permission flags in its ownership group client id
+// ("reo-<name>/settings-<fp>+<legacy fp>", the legacy one without group
+// sync and flags), and checks the group's members before joining and
+// before its first shard starts; another fingerprint, or an earlier reo,
+// is a SettingsConflictError once it outlasts a session timeout. A member
+// without the '+' is reo from before 2026-12-06, which fingerprinted only
+// selection and naming: it is held to the legacy fingerprint, so that such
+// deployments upgrade one instance at a time. The settings
 // of each fingerprint are recorded next to the identity, so the error
 // names both sides. (A custom group protocol name would do the check in
 // the coordinator, but kgo then skips the assignment when a static leader

@@ -141,9 +141,13 @@ func (r *Replicator) checkIdentity(ctx context.Context) error {
 		return err
 	}
 	r.settings = r.cfg.settings(r.srcClusterID)
-	fp := r.settings.fingerprint()
-	if old, ok := m.settings[fp]; !ok || describeSettings(old) != describeSettings(r.settings) {
-		if _, err := meta.write(ctx, r, &kgo.Record{Key: settingsKey(fp), Value: encodeJSON(r.settings)}); err != nil {
+	rec := r.settings
+	if h := r.hooks; h != nil && h.legacyClientID {
+		rec = rec.legacy() // as reo before 2026-12-06 recorded it
+	}
+	fp := rec.fingerprint()
+	if old, ok := m.settings[fp]; !ok || describeSettings(old) != describeSettings(rec) {
+		if _, err := meta.write(ctx, r, &kgo.Record{Key: settingsKey(fp), Value: encodeJSON(rec)}); err != nil {
 			return fmt.Errorf("record this instance's settings: %w", err)
 		}
 	}
@@ -261,12 +265,33 @@ func (w *metaWriter) close() {
 // protocol name would make kgo skip the assignment when a static leader
 // rejoins (KIP-814), leaving the shards of departed members unowned.
 
-// settingsClientID is the ownership group client's id.
+// settingsClientID is the ownership group client's id:
+// "reo-<name>/settings-<fingerprint>+<legacy fingerprint>". reo before
+// 2026-12-06 announced "reo-<name>/settings-<fingerprint>" with a
+// fingerprint that covered neither the group sync nor the permission
+// flags (the legacy one): a member without the '+' is such an instance,
+// and is held to the legacy fingerprint only, so that a deployment whose
+// group sync or flags are not the defaults can be upgraded one instance at
+// a time (the old instances sync groups and use their flags as they always
+// did).
 func (r *Replicator) settingsClientID() string {
-	return "reo-" + r.cfg.Name + settingsMark + r.settings.fingerprint()
+	if h := r.hooks; h != nil && h.legacyClientID {
+		return "reo-" + r.cfg.Name + settingsMark + r.settings.legacy().fingerprint()
+	}
+	return "reo-" + r.cfg.Name + settingsMark + r.settings.fingerprint() + legacyMark + r.settings.legacy().fingerprint()
 }
 
-const settingsMark = "/settings-"
+const (
+	settingsMark = "/settings-"
+	legacyMark   = "+"
+)
+
+// legacy is s as reo before 2026-12-06 fingerprinted it: without the group
+// sync and the permission flags.
+func (s Settings) legacy() Settings {
+	s.GroupSync, s.Allow = "", ""
+	return s
+}
 
 // checkMembers describes the ownership group and returns a
 // *SettingsConflictError when a live member has other settings, or is an
@@ -280,11 +305,15 @@ func (r *Replicator) checkMembers(ctx context.Context) error {
 	if !ok || g.Err != nil {
 		return nil // no group yet
 	}
-	ours := r.settings.fingerprint()
+	ours, oursLegacy := r.settings.fingerprint(), r.settings.legacy().fingerprint()
 	for _, m := range g.Members {
 		fp, isReo := strings.CutPrefix(m.ClientID, "reo-"+r.cfg.Name+settingsMark)
+		fp, _, current := strings.Cut(fp, legacyMark)
 		switch {
-		case isReo && fp == ours:
+		case isReo && current && fp == ours:
+		case isReo && !current && fp == oursLegacy:
+			// An instance of reo before 2026-12-06 with the same
+			// selection and naming: an upgrade under way.
 		case isReo:
 			e := &SettingsConflictError{Name: r.cfg.Name, Ours: r.settings}
 			if st, ok := r.knownSettings[fp]; ok {

@@ -1359,3 +1359,41 @@ func TestCheckpointTopicDeleteWithoutRetentionNotFatal(t *testing.T) {
 		return countIs(t, dst, "orders", 20)()
 	})
 }
+
+// TestUpgradeFromLegacyFingerprintOneAtATime proves that an instance of
+// this version joins a running instance of reo before 2026-12-06, whose
+// fingerprint covered neither the group sync nor the permission flags, when
+// their selection and naming agree, though their group sync is not the
+// default (every MirrorMaker 2 flow's is not): a rolling upgrade. One whose
+// selection differs is still refused, and so is a legacy-looking member
+// when this version's fingerprint is compared in full.
+func TestUpgradeFromLegacyFingerprintOneAtATime(t *testing.T) {
+	src := newCluster(t, "src", 4, "orders", "audit")
+	dst := newCluster(t, "dst", 1)
+	cfg := testConfig(src, dst, "orders")
+	cfg.Groups = "billing-.*"
+	startHooked(t, cfg, &testHooks{legacyClientID: true})
+	produceNumbered(t, src, "orders", "a", 20, 4)
+	waitFor(t, 30*time.Second, countIs(t, dst, "orders", 20))
+
+	other := cfg
+	other.Topics = "orders|audit"
+	err := start(t, other).waitErr(t, 40*time.Second)
+	var sc *SettingsConflictError
+	if !errors.As(err, &sc) || !strings.Contains(err.Error(), "--topics") {
+		t.Fatalf("new instance with other topics next to a legacy one: Run returned %v, want a *SettingsConflictError naming --topics", err)
+	}
+
+	upgraded := start(t, cfg)
+	select {
+	case err := <-upgraded.errc:
+		upgraded.cancel = nil
+		t.Fatalf("new instance with the legacy instance's settings stopped: %v", err)
+	case <-time.After(cfg.SessionTimeout + 6*time.Second):
+	}
+	produceNumbered(t, src, "orders", "b", 40, 4)
+	waitFor(t, 30*time.Second, countIs(t, dst, "orders", 60))
+	if d := sameContent(t, src, "orders", dst, "orders"); d != "" {
+		t.Errorf("destination differs from the source: %s", d)
+	}
+}

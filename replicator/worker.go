@@ -70,6 +70,9 @@ type testHooks struct {
 	// when a new plan changes the max.message.bytes of a topic it wrote
 	// to.
 	keepProducer func(shard int32) bool
+	// legacyClientID: announce the ownership group client id of reo
+	// before 2026-12-06 (no group sync or flags in the fingerprint).
+	legacyClientID bool
 	// skipShardsRecord: write no shard count record, as reo did before
 	// it recorded one.
 	skipShardsRecord bool
