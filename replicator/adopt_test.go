@@ -405,17 +405,23 @@ func TestAdoptDestinationDroppedOneInstanceAtATime(t *testing.T) {
 	waitFor(t, 30*time.Second, countIs(t, dst, "orders", 32))
 
 	cfg.AdoptDestination = false
-	second := start(t, cfg)
-	select {
-	case err := <-second.errc:
-		second.cancel = nil
-		t.Fatalf("instance without AdoptDestination stopped next to one with it: %v", err)
-	case <-time.After(cfg.SessionTimeout + 6*time.Second):
-	}
+	start(t, cfg).runsPast(t, cfg.SessionTimeout+6*time.Second, "instance without AdoptDestination next to one with it")
 	produceNumbered(t, src, "orders", "later", 40, 4)
 	waitFor(t, 30*time.Second, countIs(t, dst, "orders", 72))
 	if d := sameContent(t, src, "orders", dst, "orders"); d != "" {
 		t.Errorf("destination differs from the source: %s", d)
+	}
+}
+
+// runsPast fails the test if Run returns within d: what the instance
+// (who) is meant to run next to did not stop it.
+func (run *running) runsPast(t *testing.T, d time.Duration, who string) {
+	t.Helper()
+	select {
+	case err := <-run.errc:
+		run.cancel = nil
+		t.Fatalf("%s stopped: %v", who, err)
+	case <-time.After(d):
 	}
 }
 

@@ -1384,13 +1384,7 @@ func TestUpgradeFromLegacyFingerprintOneAtATime(t *testing.T) {
 		t.Fatalf("new instance with other topics next to a legacy one: Run returned %v, want a *SettingsConflictError naming --topics", err)
 	}
 
-	upgraded := start(t, cfg)
-	select {
-	case err := <-upgraded.errc:
-		upgraded.cancel = nil
-		t.Fatalf("new instance with the legacy instance's settings stopped: %v", err)
-	case <-time.After(cfg.SessionTimeout + 6*time.Second):
-	}
+	start(t, cfg).runsPast(t, cfg.SessionTimeout+6*time.Second, "new instance with the legacy instance's settings")
 	produceNumbered(t, src, "orders", "b", 40, 4)
 	waitFor(t, 30*time.Second, countIs(t, dst, "orders", 60))
 	if d := sameContent(t, src, "orders", dst, "orders"); d != "" {
