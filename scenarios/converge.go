@@ -198,8 +198,8 @@ func settle(ctx context.Context, c cluster.Cluster, topics []string, d time.Dura
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
+	var state string // the last complete reading, or why none could be taken
 	for {
-		var state string
 		ends, err := adm.ListEndOffsets(ctx, topics...)
 		if err == nil {
 			err = ends.Error()
@@ -211,9 +211,14 @@ func settle(ctx context.Context, c cluster.Cluster, topics []string, d time.Dura
 		if err == nil {
 			err = stable.Error()
 		}
-		if err != nil {
+		switch {
+		case err != nil && ctx.Err() != nil && state != "":
+			// The bound ran out during this reading: what the last
+			// complete one said stands, not the deadline's error.
+			return state
+		case err != nil:
 			state = "offsets unreadable: " + err.Error()
-		} else {
+		default:
 			var open []string
 			ends.Each(func(o kadm.ListedOffset) {
 				if s, ok := stable.Lookup(o.Topic, o.Partition); !ok || s.Offset < o.Offset {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/reo-kafka/reo/cluster/kafkatest"
 	"github.com/reo-kafka/reo/oracle"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // convergeFixture is a workload history of two committed transactions
@@ -352,12 +354,37 @@ func TestSettleWaitsForOpenTransactions(t *testing.T) {
 		t.Fatal(err)
 	}
 	began := time.Now()
-	if got := settle(ctx, c, []string{topic}, 500*time.Millisecond); got != "transaction in flight in settle[1]" {
+	// Bounds of 2 s: the first reading must complete within them on a
+	// loaded machine.
+	if got := settle(ctx, c, []string{topic}, 2*time.Second); got != "transaction in flight in settle[1]" {
 		t.Errorf("open transaction: settle = %q, want partition 1 named", got)
 	}
-	if took := time.Since(began); took > 5*time.Second {
-		t.Errorf("settle took %v with a 500ms bound", took)
+	if took := time.Since(began); took > 10*time.Second {
+		t.Errorf("settle took %v with a 2s bound", took)
 	}
+
+	// A reading the bound cuts short does not replace the last complete
+	// one: the first reading (two ListOffsets) is answered, every later
+	// one is held until settle has given up.
+	fake := c.(cluster.Faker).Fake()
+	release := make(chan struct{})
+	var listed atomic.Int64
+	fake.ControlKey(int16(kmsg.ListOffsets), func(kmsg.Request) (kmsg.Response, error, bool) {
+		fake.KeepControl()
+		if listed.Add(1) > 2 {
+			fake.SleepControl(func() { <-release })
+		}
+		return nil, nil, false
+	})
+	got := settle(ctx, c, []string{topic}, 2*time.Second)
+	close(release)
+	if got != "transaction in flight in settle[1]" {
+		t.Errorf("bound ran out during a reading: settle = %q, want the last complete reading (partition 1 named)", got)
+	}
+	if n := listed.Load(); n < 3 {
+		t.Errorf("settle listed offsets %d times; the test needs a reading held past the bound", n)
+	}
+
 	if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
 		t.Fatal(err)
 	}
