@@ -1231,47 +1231,53 @@ func TestCopiesCheckSparesHealthyShards(t *testing.T) {
 
 // TestCheckpointTopicPolicyRetriedOnTransientFailure proves that a
 // transient failure to set the checkpoint topic's cleanup.policy back to
-// compact (a timeout) does not stop reo: it is retried at the next
-// refresh, and the policy ends compact while reo copies on.
+// compact (a timeout, or UNKNOWN_SERVER_ERROR: the broker failed, which
+// kerr counts as not retriable but is not a refusal) does not stop reo: it
+// is retried at the next refresh, and the policy ends compact while reo
+// copies on.
 func TestCheckpointTopicPolicyRetriedOnTransientFailure(t *testing.T) {
-	src := newCluster(t, "src", 2, "orders")
-	dst := newCluster(t, "dst", 1)
-	cfg := testConfig(src, dst, "orders")
-	createTopic(t, dst, "__reo-t-checkpoints", int32(cfg.Shards), nil) // the cluster's default: delete
-	var failed atomic.Int32
-	dst.ControlKey(int16(kmsg.IncrementalAlterConfigs), func(req kmsg.Request) (kmsg.Response, error, bool) {
-		if failed.Add(1) > 2 {
-			return nil, nil, false // the third attempt goes through
-		}
-		dst.KeepControl()
-		resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
-		for _, rr := range req.(*kmsg.IncrementalAlterConfigsRequest).Resources {
-			r := kmsg.NewIncrementalAlterConfigsResponseResource()
-			r.ResourceType, r.ResourceName, r.ErrorCode = rr.ResourceType, rr.ResourceName, kerr.RequestTimedOut.Code
-			resp.Resources = append(resp.Resources, r)
-		}
-		return resp, nil, true
-	})
-	run := start(t, cfg)
-	produceNumbered(t, src, "orders", "a", 20, 2)
-	waitFor(t, 30*time.Second, countIs(t, dst, "orders", 20))
-	waitFor(t, 20*time.Second, func() string {
-		rcs, err := admin(t, dst).DescribeTopicConfigs(context.Background(), "__reo-t-checkpoints")
-		if err != nil {
-			return err.Error()
-		}
-		for _, c := range rcs[0].Configs {
-			if c.Key == "cleanup.policy" && c.Value != nil && *c.Value != "compact" {
-				return "cleanup.policy is " + *c.Value
+	for _, code := range []*kerr.Error{kerr.RequestTimedOut, kerr.UnknownServerError} {
+		t.Run(code.Message, func(t *testing.T) {
+			src := newCluster(t, "src", 2, "orders")
+			dst := newCluster(t, "dst", 1)
+			cfg := testConfig(src, dst, "orders")
+			createTopic(t, dst, "__reo-t-checkpoints", int32(cfg.Shards), nil) // the cluster's default: delete
+			var failed atomic.Int32
+			dst.ControlKey(int16(kmsg.IncrementalAlterConfigs), func(req kmsg.Request) (kmsg.Response, error, bool) {
+				if failed.Add(1) > 2 {
+					return nil, nil, false // the third attempt goes through
+				}
+				dst.KeepControl()
+				resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
+				for _, rr := range req.(*kmsg.IncrementalAlterConfigsRequest).Resources {
+					r := kmsg.NewIncrementalAlterConfigsResponseResource()
+					r.ResourceType, r.ResourceName, r.ErrorCode = rr.ResourceType, rr.ResourceName, code.Code
+					resp.Resources = append(resp.Resources, r)
+				}
+				return resp, nil, true
+			})
+			run := start(t, cfg)
+			produceNumbered(t, src, "orders", "a", 20, 2)
+			waitFor(t, 30*time.Second, countIs(t, dst, "orders", 20))
+			waitFor(t, 20*time.Second, func() string {
+				rcs, err := admin(t, dst).DescribeTopicConfigs(context.Background(), "__reo-t-checkpoints")
+				if err != nil {
+					return err.Error()
+				}
+				for _, c := range rcs[0].Configs {
+					if c.Key == "cleanup.policy" && c.Value != nil && *c.Value != "compact" {
+						return "cleanup.policy is " + *c.Value
+					}
+				}
+				return ""
+			})
+			if failed.Load() < 3 {
+				t.Fatalf("alter attempts %d, want the two failures and a success", failed.Load())
 			}
-		}
-		return ""
-	})
-	if failed.Load() < 3 {
-		t.Fatalf("alter attempts %d, want the two failures and a success", failed.Load())
-	}
-	if h := run.r.Health(); !h.Ready {
-		t.Errorf("not ready: %+v", h.Reasons)
+			if h := run.r.Health(); !h.Ready {
+				t.Errorf("not ready: %+v", h.Reasons)
+			}
+		})
 	}
 }
 

@@ -544,9 +544,13 @@ func (r *Replicator) checkCheckpointConfigs(ctx context.Context) error {
 				err = one.Err
 			}
 		}
+		// Refused: an ACL or a policy, which will not change by itself.
+		// UNKNOWN_SERVER_ERROR (a failure in the broker) is not
+		// retriable to kerr, but it is no refusal: retried.
 		var ke *kerr.Error
+		refused := err != nil && errors.As(err, &ke) && !ke.Retriable && ke != kerr.UnknownServerError
 		switch {
-		case err != nil && errors.As(err, &ke) && !ke.Retriable && deletesNothing(rc):
+		case refused && deletesNothing(rc):
 			// Refused, but neither retention.ms nor retention.bytes
 			// is set: the broker deletes no checkpoint (the topic
 			// only grows, uncompacted).
@@ -555,8 +559,7 @@ func (r *Replicator) checkCheckpointConfigs(ctx context.Context) error {
 				r.log.Warn("the checkpoint topic's cleanup.policy is not compact and reo may not set it back; no retention is set, so no checkpoint is deleted, but the topic is never compacted", "topic", topic, "policy", *c.Value, "err", err)
 			}
 			return nil
-		case err != nil && errors.As(err, &ke) && !ke.Retriable:
-			// Refused (ACLs, a policy): it will not change by itself.
+		case refused:
 			return &CheckpointTopicConfigError{Topic: topic, Key: c.Key, Value: *c.Value, Err: err}
 		case err != nil:
 			r.log.Warn("the checkpoint topic's cleanup.policy lets the broker delete checkpoints; setting it back to compact failed, will retry at the next refresh", "topic", topic, "policy", *c.Value, "err", err)
