@@ -219,10 +219,8 @@ type Config struct {
 	// they move. It must be unique among live instances of a replication
 	// (a StatefulSet pod name is ideal) and match [A-Za-z0-9._-]{1,249};
 	// a second live instance with the same id stops the first with a
-	// ConfigError naming InstanceID. The membership an instance's earlier
-	// run left is never taken for another instance with other settings,
-	// so one static instance restarted with changed settings starts at
-	// once. Empty (the default): dynamic membership.
+	// ConfigError naming InstanceID. Empty (the default): dynamic
+	// membership.
 	InstanceID string
 
 	// FencedRetryDelay is how long a shard worker whose producer was fenced

@@ -307,13 +307,6 @@ func (r *Replicator) checkMembers(ctx context.Context) error {
 	}
 	ours, oursLegacy := r.settings.fingerprint(), r.settings.legacy().fingerprint()
 	for _, m := range g.Members {
-		if r.cfg.InstanceID != "" && m.InstanceID != nil && *m.InstanceID == r.cfg.InstanceID {
-			// This instance's own static membership, left by its
-			// earlier run (a static member does not leave): its join
-			// replaces it. Were it a live instance sharing the id, the
-			// join would fence it (it stops naming InstanceID).
-			continue
-		}
 		fp, isReo := strings.CutPrefix(m.ClientID, "reo-"+r.cfg.Name+settingsMark)
 		fp, _, current := strings.Cut(fp, legacyMark)
 		switch {
@@ -340,9 +333,7 @@ func (r *Replicator) checkMembers(ctx context.Context) error {
 
 // waitMembers runs checkMembers until no conflict is left or the conflict
 // outlasts a session timeout (plus 5 s): a static member stopped a moment
-// ago, or one restarted with new settings, stays listed until then. (This
-// instance's own static membership, left by its earlier run, does not
-// count: see checkMembers.)
+// ago, or one restarted with new settings, stays listed until then.
 func (r *Replicator) waitMembers(ctx context.Context) error {
 	deadline := time.Now().Add(r.cfg.SessionTimeout + 5*time.Second)
 	for {
