@@ -966,6 +966,11 @@ func (s *copier) settle(ctx context.Context, endTook time.Duration, touched int)
 		} else if s.settleIdle++; s.settleIdle >= settleIdleMax {
 			s.settleIdle, s.settleRested = 0, settleRest
 		}
+	case errors.Is(err, errMarkersBound):
+		// The destination answered too slowly for the bound (busy, or
+		// a loaded machine): the wait ends as at its bound, and nothing
+		// was refused. The markers were not seen written: not idle.
+		s.settleIdle = 0
 	case ctx.Err() == nil:
 		if s.settleFails++; s.settleFails == settleGiveUp {
 			s.w.log.Info("no longer waiting for commit markers after commits: the destination did not answer DescribeTransactions", "tries", settleGiveUp, "err", err)
@@ -973,14 +978,19 @@ func (s *copier) settle(ctx context.Context, endTook time.Duration, touched int)
 	}
 }
 
+// errMarkersBound is awaitMarkers' error when within ran out during a
+// question: the question was cut short, not answered with an error.
+var errMarkersBound = errors.New("the wait for the commit markers ran out during a question")
+
 // awaitMarkers waits first (at most within), then asks the coordinator
 // about transactional id txnID through cl until the transaction is no
 // longer preparing a commit or an abort, or within has passed. It returns
 // how many times it asked, when after its start the markers were written
 // as far as the questions tell (the last question's time, or halfway
 // between the last two), the last state reported, and the first error
-// (which ends it). many paces the questions for a transaction into many
-// partitions (settlePauseNext).
+// (which ends it; errMarkersBound, with the state of the last answer,
+// when within ran out during a question). many paces the questions for a
+// transaction into many partitions (settlePauseNext).
 func awaitMarkers(ctx context.Context, cl *kgo.Client, txnID string, within time.Duration, many bool, first time.Duration) (asked int, doneBy time.Duration, state string, err error) {
 	start := time.Now()
 	pause := settlePause
@@ -997,8 +1007,12 @@ func awaitMarkers(ctx context.Context, cl *kgo.Client, txnID string, within time
 		req.TransactionalIDs = []string{txnID}
 		actx, cancel := context.WithTimeout(ctx, within)
 		resp, err := req.RequestWith(actx, cl)
+		cut := err != nil && actx.Err() != nil && ctx.Err() == nil
 		cancel()
 		asked++
+		if cut {
+			return asked, lastAsked, state, errMarkersBound
+		}
 		if err == nil {
 			if len(resp.TransactionStates) != 1 {
 				err = fmt.Errorf("%d transaction states for one transactional id", len(resp.TransactionStates))

@@ -232,6 +232,66 @@ func TestSettleGivesUpOnRefusal(t *testing.T) {
 	}
 }
 
+// A question the settle's bound cuts short (a destination slow to answer,
+// or a loaded machine) ends that settle's wait and is no refusal: after
+// settleGiveUp of them in a row the next commits are settled as before.
+// Before, the bound's "context deadline exceeded" counted as a failed
+// question, and settleGiveUp of them turned settling off for the session.
+func TestSettleSlowAnswerIsNoRefusal(t *testing.T) {
+	src := newCluster(t, "src", 1, "logs")
+	dst := newCluster(t, "dst", 1, "logs")
+	var mu sync.Mutex
+	questions := 0
+	dst.ControlKey(int16(kmsg.DescribeTransactions), func(kmsg.Request) (kmsg.Response, error, bool) {
+		dst.KeepControl()
+		mu.Lock()
+		questions++
+		hold := questions <= settleGiveUp
+		mu.Unlock()
+		if hold { // answered after the settle gave up waiting
+			dst.SleepControl(func() { time.Sleep(settleMax + 100*time.Millisecond) })
+		}
+		return nil, nil, false
+	})
+	cfg := testConfig(src, dst, "logs")
+	cfg.Shards = 1
+	var l settleLog
+	startHooked(t, cfg, &testHooks{settled: l.hook})
+	const want = settleGiveUp + 2 // settles that asked: the held ones, then two answered
+	for i := 0; ; i++ {
+		produceNumbered(t, src, "logs", fmt.Sprintf("b%d-", i), 10, 1)
+		waitFor(t, 20*time.Second, countIs(t, dst, "logs", 10*(i+1)))
+		waitFor(t, 10*time.Second, func() string { // the settle runs after its commit
+			if asked, _, _ := l.snapshot(); len(asked) < i+1 {
+				return fmt.Sprintf("%d settles after %d commits", len(asked), i+1)
+			}
+			return ""
+		})
+		asked, states, skipped := l.snapshot()
+		settled := 0
+		for j, n := range asked {
+			if skipped[j] == "gave up" {
+				t.Fatalf("settle %d skipped as %q after %d questions cut short by the bound: %v %q", j, skipped[j], settleGiveUp, asked, skipped)
+			}
+			if n > 0 {
+				settled++
+			}
+			if n > 0 && settled > settleGiveUp && (states[j] == "" || states[j] == "PrepareCommit") {
+				t.Fatalf("settle %d, after the held questions, ended in state %q, want the transaction's answered state", j, states[j])
+			}
+		}
+		if settled >= want {
+			break
+		}
+		if i >= 40 {
+			t.Fatalf("%d settles asked in %d commits, want %d; skipped: %q", settled, i+1, want, skipped)
+		}
+	}
+	if d := sameContent(t, src, "logs", dst, "logs"); d != "" {
+		t.Fatal(d)
+	}
+}
+
 // A far destination (an EndTxn round trip above settleNear) writes its
 // markers before the next produce can arrive: settling would only add
 // round trips, so the shard does not ask.
