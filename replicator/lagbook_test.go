@@ -36,12 +36,16 @@ func TestTransactionalSourceCaughtUpOnEveryInstance(t *testing.T) {
 	})
 	n := produceMixed(t, src, "orders", 8, 0)
 	waitFor(t, 40*time.Second, countIs(t, dst, "orders", n))
-	time.Sleep(3 * time.Second) // several topic refreshes (300ms)
-	for name, run := range map[string]*running{"a": a, "b": b} {
-		if lag := run.metricValue(t, "reo_partition_lag_records", nil); lag != 0 {
-			t.Errorf("instance %s: total lag %v with everything copied, want 0", name, lag)
+	// Lag 0 on both, once the topic refreshes (300ms) have read the
+	// ends: the checkpoint that stopped at the last record kept 1 for ever.
+	waitFor(t, 20*time.Second, func() string {
+		for name, run := range map[string]*running{"a": a, "b": b} {
+			if lag := run.metricValue(t, "reo_partition_lag_records", nil); lag != 0 {
+				return fmt.Sprintf("instance %s: total lag %v with everything copied, want 0", name, lag)
+			}
 		}
-	}
+		return ""
+	})
 	// Stall check of the peer's shards, at a stall limit of 0 (the
 	// limit is then the session timeout, 6s).
 	time.Sleep(7 * time.Second)
@@ -196,10 +200,14 @@ func TestLagCountsEverythingDuringDestinationResync(t *testing.T) {
 		}
 		return ""
 	})
-	time.Sleep(2 * time.Second) // several lag refreshes
-	if lag := run.metricValue(t, "reo_partition_lag_records", nil); lag < 100 {
-		t.Errorf("lag %v while the resync of all 100 records has committed nothing, want 100", lag)
-	}
+	// The commit is held: once a lag refresh has counted the resync,
+	// the lag stays the whole partition (0 for ever before).
+	waitFor(t, 20*time.Second, func() string {
+		if lag := run.metricValue(t, "reo_partition_lag_records", nil); lag < 100 {
+			return fmt.Sprintf("lag %v while the resync of all 100 records has committed nothing, want 100", lag)
+		}
+		return ""
+	})
 }
 
 // TestCaughtUpPartitionCutOffReported proves that a caught-up partition
@@ -227,7 +235,14 @@ func TestCaughtUpPartitionCutOffReported(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	time.Sleep(2 * time.Second)
+	// A lag refresh reads the new end (until then 0 is the lag it knows);
+	// from there on it must never read 0 again.
+	waitFor(t, 20*time.Second, func() string {
+		if lag := run.metricValue(t, "reo_partition_lag_records", map[string]string{"partition": "1"}); lag == 0 {
+			return "lag of partition 1 still 0 after 10 records arrived"
+		}
+		return ""
+	})
 	zeros := 0
 	for range 20 {
 		if run.metricValue(t, "reo_partition_lag_records", map[string]string{"partition": "1"}) == 0 {
