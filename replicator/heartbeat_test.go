@@ -41,7 +41,10 @@ func TestOwnershipGroupHeartbeatsOften(t *testing.T) {
 	time.Sleep(window)
 	counting.Store(false)
 	every := ownershipHeartbeat(cfg.SessionTimeout)
-	want := int64(window/every) / 2 // half, for a loaded machine
+	// A quarter of the beats the interval allows: on a loaded machine
+	// each beat's round trip adds to the interval (the client waits it
+	// after the answer), and Kafka's default of 3 s gives at most one.
+	want := int64(window/every) / 4
 	if got := beats.Load(); got < want {
 		t.Fatalf("%d heartbeats of group %s in %s, want at least %d (one every %s)", got, group, window, want, every)
 	}
