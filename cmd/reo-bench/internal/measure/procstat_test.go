@@ -22,7 +22,7 @@ func TestSamplerPeakRSSAt(t *testing.T) {
 	cmd := exec.Command(py, "-u", "-c", `import sys, time
 print("small"); sys.stdin.readline()
 print("grow"); b = bytearray(200 << 20); print("grown")
-time.sleep(0.5)`)
+sys.stdin.readline()`)
 	in, _ := cmd.StdinPipe()
 	outPipe, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
@@ -43,12 +43,20 @@ time.sleep(0.5)`)
 	s.Add(cmd.Process.Pid)
 	s.Start()
 	time.Sleep(500 * time.Millisecond)
+	sent := time.Now() // the child grows once it reads this
 	in.Write([]byte("\n"))
-	grow, grown := line("grow"), line("grown")
-	time.Sleep(300 * time.Millisecond)
+	line("grow")
+	grown := line("grown")
+	// The bounds are when the child could start growing and half a
+	// second after we read that it had grown (a sampler late on a loaded
+	// machine), not when we read "grow": the sampler can see the growth
+	// before this goroutine reads that line. The sampling goes on a
+	// second past it, so a peak placed at the end is still caught.
+	time.Sleep(time.Second)
 	s.Stop()
+	in.Write([]byte("\n"))
 	peak, at := s.PeakRSS(), s.PeakRSSAt()
-	from, to := grow.Sub(begin)-20*time.Millisecond, grown.Sub(begin)+200*time.Millisecond
+	from, to := sent.Sub(begin)-20*time.Millisecond, grown.Sub(begin)+500*time.Millisecond
 	t.Logf("peak %.0f MiB at %s; grown between %s and %s", peak, at, from, to)
 	if peak < 200 {
 		t.Errorf("peak RSS %.0f MiB, want at least the 200 MiB touched", peak)
