@@ -216,11 +216,18 @@ func TestGeoLinkWiring(t *testing.T) {
 		if _, err := req.RequestWith(ctx, cl); err != nil { // connects
 			t.Fatal(err)
 		}
-		start := time.Now()
-		if _, err := req.RequestWith(ctx, cl); err != nil {
-			t.Fatal(err)
+		// The fastest of three: a loaded machine only adds to a round
+		// trip (one of them can take more than rtt/4 without any link),
+		// and a link's delay is in every one.
+		fastest := time.Duration(math.MaxInt64)
+		for range 3 {
+			start := time.Now()
+			if _, err := req.RequestWith(ctx, cl); err != nil {
+				t.Fatal(err)
+			}
+			fastest = min(fastest, time.Since(start))
 		}
-		return time.Since(start)
+		return fastest
 	}
 	heal, err := b.applyLink(ctx, wl)
 	if err != nil {
