@@ -163,17 +163,27 @@ func TestFleetRestartsWithSameCmd(t *testing.T) {
 		return systems.Cmd{Path: "/bin/sh", Args: []string{"-c", "echo run-$0; exec sleep 30", strings.Repeat("x", calls)}}, nil
 	}}
 	defer f.StopAll(5 * time.Second)
+	// Waits until process name has said want: a shell's start can take
+	// more than a fixed sleep on a loaded machine.
+	said := func(name, want string) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); !strings.Contains(f.Logs()[name], want); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s did not say %q: logs %q", name, want, f.Logs())
+			}
+		}
+	}
 	if _, err := f.Start(0); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond)
+	said("sys-0.1", "run-x")
 	if err := f.Kill(0); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.Start(0); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond)
+	said("sys-0.2", "run-xx")
 	logs := f.Logs()
 	if calls != 2 || !strings.Contains(logs["sys-0.1"], "run-x") || !strings.Contains(logs["sys-0.2"], "run-xx") {
 		t.Errorf("calls=%d logs=%q", calls, logs)
