@@ -102,6 +102,11 @@ type copier struct {
 	// the markers written: at settleIdleMax the next settleRest commits
 	// do not ask (settleRested counts them down), then asking resumes.
 	settleIdle, settleRested int
+	// settleSlow counts settles in a row whose question the bound cut
+	// short (errMarkersBound): at settleIdleMax the next settleRest
+	// commits do not ask either, so a destination whose answers keep
+	// missing the bound costs the bound at most that often.
+	settleSlow int
 	// settleFirst is how long a settle waits after EndTxn before its
 	// first question, learned from the session's settles (settleLearn).
 	settleFirst time.Duration
@@ -955,7 +960,7 @@ func (s *copier) settle(ctx context.Context, endTook time.Duration, touched int)
 	asked, doneBy, state, err = awaitMarkers(ctx, s.prod, s.w.txnID, within, touched >= settleMany, first)
 	switch {
 	case err == nil:
-		s.settleFails = 0
+		s.settleFails, s.settleSlow = 0, 0
 		if touched < settleMany {
 			s.settleFirst = settleLearn(s.settleFirst, asked, doneBy, state)
 		}
@@ -971,6 +976,9 @@ func (s *copier) settle(ctx context.Context, endTook time.Duration, touched int)
 		// a loaded machine): the wait ends as at its bound, and nothing
 		// was refused. The markers were not seen written: not idle.
 		s.settleIdle = 0
+		if s.settleSlow++; s.settleSlow >= settleIdleMax {
+			s.settleSlow, s.settleRested = 0, settleRest
+		}
 	case ctx.Err() == nil:
 		if s.settleFails++; s.settleFails == settleGiveUp {
 			s.w.log.Info("no longer waiting for commit markers after commits: the destination did not answer DescribeTransactions", "tries", settleGiveUp, "err", err)

@@ -536,3 +536,57 @@ func TestSettleLearn(t *testing.T) {
 		t.Errorf("after a 90 ms settle: %s, want settleFirstMax", got)
 	}
 }
+
+// TestSettleRestsWhenAnswersMissTheBound proves that a destination whose
+// DescribeTransactions answers keep arriving after the settle's bound (all
+// of them, here) does not cost every commit the bound: after settleIdleMax
+// settles in a row cut short, the shard rests from asking as it does when
+// the markers keep outrunning the question; and it never gives up for the
+// session, as it would for a destination that refuses the question.
+func TestSettleRestsWhenAnswersMissTheBound(t *testing.T) {
+	src := newCluster(t, "src", 1, "logs")
+	dst := newCluster(t, "dst", 1, "logs")
+	dst.ControlKey(int16(kmsg.DescribeTransactions), func(kmsg.Request) (kmsg.Response, error, bool) {
+		dst.KeepControl()
+		dst.SleepControl(func() { time.Sleep(settleMax + 100*time.Millisecond) })
+		return nil, nil, false
+	})
+	cfg := testConfig(src, dst, "logs")
+	cfg.Shards = 1
+	var l settleLog
+	startHooked(t, cfg, &testHooks{settled: l.hook})
+	var asked []int
+	var skipped []string
+	for i := 0; ; i++ {
+		produceNumbered(t, src, "logs", fmt.Sprintf("b%d-", i), 10, 1)
+		waitFor(t, 20*time.Second, countIs(t, dst, "logs", 10*(i+1)))
+		waitFor(t, 10*time.Second, func() string { // the settle runs after its commit
+			if asked, _, _ := l.snapshot(); len(asked) < i+1 {
+				return fmt.Sprintf("%d settles after %d commits", len(asked), i+1)
+			}
+			return ""
+		})
+		asked, _, skipped = l.snapshot()
+		if slices.Contains(skipped, "rest") {
+			break
+		}
+		if i >= 3*settleIdleMax {
+			t.Fatalf("no rest after %d commits whose questions all missed the bound: asked %v, skipped %q", i+1, asked, skipped)
+		}
+	}
+	if slices.Contains(skipped, "gave up") {
+		t.Fatalf("settling gave up for the session on answers that only came late: skipped %q", skipped)
+	}
+	cut := 0
+	for j, n := range asked {
+		if skipped[j] == "rest" {
+			break
+		}
+		if n > 0 {
+			cut++
+		}
+	}
+	if cut != settleIdleMax {
+		t.Fatalf("%d settles asked before the first rest, want settleIdleMax (%d): asked %v, skipped %q", cut, settleIdleMax, asked, skipped)
+	}
+}
