@@ -253,8 +253,11 @@ func TestGroupSyncRefusedIsNotSuccess(t *testing.T) {
 		refused++
 		resp := r.ResponseKind().(*kmsg.OffsetCommitResponse)
 		for _, rt := range r.Topics {
+			// Both the name and the id, as a broker answers: an
+			// answer by name alone to a request by id (v10) is a
+			// partition missing from the answer, not a refusal.
 			st := kmsg.NewOffsetCommitResponseTopic()
-			st.Topic = rt.Topic
+			st.Topic, st.TopicID = rt.Topic, rt.TopicID
 			for _, rp := range rt.Partitions {
 				sp := kmsg.NewOffsetCommitResponseTopicPartition()
 				sp.Partition = rp.Partition
