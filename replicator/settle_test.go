@@ -39,6 +39,21 @@ func (l *settleLog) snapshot() ([]int, []string, []string) {
 	return append([]int(nil), l.asked...), append([]string(nil), l.states...), append([]string(nil), l.skipped...)
 }
 
+// commitBatch writes batch i (10 records, the i+1th) into topic "logs"
+// of src and waits until dst holds it and its commit's settle is logged
+// (the settle runs after the commit).
+func (l *settleLog) commitBatch(t *testing.T, src, dst *kfake.Cluster, i int) {
+	t.Helper()
+	produceNumbered(t, src, "logs", fmt.Sprintf("b%d-", i), 10, 1)
+	waitFor(t, 20*time.Second, countIs(t, dst, "logs", 10*(i+1)))
+	waitFor(t, 10*time.Second, func() string {
+		if asked, _, _ := l.snapshot(); len(asked) < i+1 {
+			return fmt.Sprintf("%d settles after %d commits", len(asked), i+1)
+		}
+		return ""
+	})
+}
+
 // tookAll returns how long each settle took.
 func (l *settleLog) tookAll() []time.Duration {
 	l.mu.Lock()
@@ -266,35 +281,11 @@ func TestSettleGivesUpOnRefusal(t *testing.T) {
 // Before, the bound's "context deadline exceeded" counted as a failed
 // question, and settleGiveUp of them turned settling off for the session.
 func TestSettleSlowAnswerIsNoRefusal(t *testing.T) {
-	src := newCluster(t, "src", 1, "logs")
-	dst := newCluster(t, "dst", 1, "logs")
-	var mu sync.Mutex
 	questions := 0
-	dst.ControlKey(int16(kmsg.DescribeTransactions), func(kmsg.Request) (kmsg.Response, error, bool) {
-		dst.KeepControl()
-		mu.Lock()
-		questions++
-		hold := questions <= settleGiveUp
-		mu.Unlock()
-		if hold { // answered after the settle gave up waiting
-			dst.SleepControl(func() { time.Sleep(settleMax + 100*time.Millisecond) })
-		}
-		return nil, nil, false
-	})
-	cfg := testConfig(src, dst, "logs")
-	cfg.Shards = 1
-	var l settleLog
-	startHooked(t, cfg, &testHooks{settled: l.hook})
+	src, dst, l := startAnswersLate(t, func() bool { questions++; return questions <= settleGiveUp })
 	const want = settleGiveUp + 2 // settles that asked: the held ones, then two answered
 	for i := 0; ; i++ {
-		produceNumbered(t, src, "logs", fmt.Sprintf("b%d-", i), 10, 1)
-		waitFor(t, 20*time.Second, countIs(t, dst, "logs", 10*(i+1)))
-		waitFor(t, 10*time.Second, func() string { // the settle runs after its commit
-			if asked, _, _ := l.snapshot(); len(asked) < i+1 {
-				return fmt.Sprintf("%d settles after %d commits", len(asked), i+1)
-			}
-			return ""
-		})
+		l.commitBatch(t, src, dst, i)
 		asked, states, skipped := l.snapshot()
 		settled := 0
 		for j, n := range asked {
@@ -537,6 +528,31 @@ func TestSettleLearn(t *testing.T) {
 	}
 }
 
+// startAnswersLate starts one shard copying topic "logs" (one partition)
+// into a destination that answers each DescribeTransactions question for
+// which late (called one question at a time) returns true after the
+// settle's bound, and logs the settles.
+func startAnswersLate(t *testing.T, late func() bool) (src, dst *kfake.Cluster, l *settleLog) {
+	src = newCluster(t, "src", 1, "logs")
+	dst = newCluster(t, "dst", 1, "logs")
+	var mu sync.Mutex
+	dst.ControlKey(int16(kmsg.DescribeTransactions), func(kmsg.Request) (kmsg.Response, error, bool) {
+		dst.KeepControl()
+		mu.Lock()
+		hold := late()
+		mu.Unlock()
+		if hold {
+			dst.SleepControl(func() { time.Sleep(settleMax + 100*time.Millisecond) })
+		}
+		return nil, nil, false
+	})
+	cfg := testConfig(src, dst, "logs")
+	cfg.Shards = 1
+	l = new(settleLog)
+	startHooked(t, cfg, &testHooks{settled: l.hook})
+	return src, dst, l
+}
+
 // TestSettleRestsWhenAnswersMissTheBound proves that a destination whose
 // DescribeTransactions answers keep arriving after the settle's bound (all
 // of them, here) does not cost every commit the bound: after settleIdleMax
@@ -544,28 +560,11 @@ func TestSettleLearn(t *testing.T) {
 // the markers keep outrunning the question; and it never gives up for the
 // session, as it would for a destination that refuses the question.
 func TestSettleRestsWhenAnswersMissTheBound(t *testing.T) {
-	src := newCluster(t, "src", 1, "logs")
-	dst := newCluster(t, "dst", 1, "logs")
-	dst.ControlKey(int16(kmsg.DescribeTransactions), func(kmsg.Request) (kmsg.Response, error, bool) {
-		dst.KeepControl()
-		dst.SleepControl(func() { time.Sleep(settleMax + 100*time.Millisecond) })
-		return nil, nil, false
-	})
-	cfg := testConfig(src, dst, "logs")
-	cfg.Shards = 1
-	var l settleLog
-	startHooked(t, cfg, &testHooks{settled: l.hook})
+	src, dst, l := startAnswersLate(t, func() bool { return true })
 	var asked []int
 	var skipped []string
 	for i := 0; ; i++ {
-		produceNumbered(t, src, "logs", fmt.Sprintf("b%d-", i), 10, 1)
-		waitFor(t, 20*time.Second, countIs(t, dst, "logs", 10*(i+1)))
-		waitFor(t, 10*time.Second, func() string { // the settle runs after its commit
-			if asked, _, _ := l.snapshot(); len(asked) < i+1 {
-				return fmt.Sprintf("%d settles after %d commits", len(asked), i+1)
-			}
-			return ""
-		})
+		l.commitBatch(t, src, dst, i)
 		asked, _, skipped = l.snapshot()
 		if slices.Contains(skipped, "rest") {
 			break
