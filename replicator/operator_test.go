@@ -1027,16 +1027,7 @@ func TestCheckpointTopicDeletePolicyRestored(t *testing.T) {
 	run.stop(t)
 
 	alter("delete")
-	dst.ControlKey(int16(kmsg.IncrementalAlterConfigs), func(req kmsg.Request) (kmsg.Response, error, bool) {
-		dst.KeepControl()
-		resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
-		for _, rr := range req.(*kmsg.IncrementalAlterConfigsRequest).Resources {
-			r := kmsg.NewIncrementalAlterConfigsResponseResource()
-			r.ResourceType, r.ResourceName, r.ErrorCode = rr.ResourceType, rr.ResourceName, kerr.TopicAuthorizationFailed.Code
-			resp.Resources = append(resp.Resources, r)
-		}
-		return resp, nil, true
-	})
+	failAlterConfigs(dst, kerr.TopicAuthorizationFailed, -1)
 	err := start(t, cfg).waitErr(t, 20*time.Second)
 	var ce *CheckpointTopicConfigError
 	if !errors.As(err, &ce) || ce.Topic != cp || ce.Value != "delete" || !strings.Contains(err.Error(), "cleanup.policy=compact") {
@@ -1242,20 +1233,7 @@ func TestCheckpointTopicPolicyRetriedOnTransientFailure(t *testing.T) {
 			dst := newCluster(t, "dst", 1)
 			cfg := testConfig(src, dst, "orders")
 			createTopic(t, dst, "__reo-t-checkpoints", int32(cfg.Shards), nil) // the cluster's default: delete
-			var failed atomic.Int32
-			dst.ControlKey(int16(kmsg.IncrementalAlterConfigs), func(req kmsg.Request) (kmsg.Response, error, bool) {
-				if failed.Add(1) > 2 {
-					return nil, nil, false // the third attempt goes through
-				}
-				dst.KeepControl()
-				resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
-				for _, rr := range req.(*kmsg.IncrementalAlterConfigsRequest).Resources {
-					r := kmsg.NewIncrementalAlterConfigsResponseResource()
-					r.ResourceType, r.ResourceName, r.ErrorCode = rr.ResourceType, rr.ResourceName, code.Code
-					resp.Resources = append(resp.Resources, r)
-				}
-				return resp, nil, true
-			})
+			failed := failAlterConfigs(dst, code, 2)                           // the third attempt goes through
 			run := start(t, cfg)
 			produceNumbered(t, src, "orders", "a", 20, 2)
 			waitFor(t, 30*time.Second, countIs(t, dst, "orders", 20))
@@ -1343,16 +1321,7 @@ func TestCheckpointTopicDeleteWithoutRetentionNotFatal(t *testing.T) {
 	dst := newCluster(t, "dst", 1)
 	cfg := testConfig(src, dst, "orders")
 	createTopic(t, dst, "__reo-t-checkpoints", int32(cfg.Shards), map[string]*string{"cleanup.policy": kadm.StringPtr("delete"), "retention.ms": kadm.StringPtr("-1"), "retention.bytes": kadm.StringPtr("-1")})
-	dst.ControlKey(int16(kmsg.IncrementalAlterConfigs), func(req kmsg.Request) (kmsg.Response, error, bool) {
-		dst.KeepControl()
-		resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
-		for _, rr := range req.(*kmsg.IncrementalAlterConfigsRequest).Resources {
-			r := kmsg.NewIncrementalAlterConfigsResponseResource()
-			r.ResourceType, r.ResourceName, r.ErrorCode = rr.ResourceType, rr.ResourceName, kerr.TopicAuthorizationFailed.Code
-			resp.Resources = append(resp.Resources, r)
-		}
-		return resp, nil, true
-	})
+	failAlterConfigs(dst, kerr.TopicAuthorizationFailed, -1)
 	run := start(t, cfg)
 	produceNumbered(t, src, "orders", "a", 20, 2)
 	waitFor(t, 30*time.Second, func() string {
@@ -1396,4 +1365,26 @@ func TestUpgradeFromLegacyFingerprintOneAtATime(t *testing.T) {
 	if d := sameContent(t, src, "orders", dst, "orders"); d != "" {
 		t.Errorf("destination differs from the source: %s", d)
 	}
+}
+
+// failAlterConfigs answers the first n IncrementalAlterConfigs requests
+// dst receives (every one when n < 0) with code for each resource, and
+// lets later ones through. It returns the number of requests seen, up to
+// the first let through.
+func failAlterConfigs(dst *kfake.Cluster, code *kerr.Error, n int32) *atomic.Int32 {
+	seen := new(atomic.Int32)
+	dst.ControlKey(int16(kmsg.IncrementalAlterConfigs), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		if seen.Add(1) > n && n >= 0 {
+			return nil, nil, false
+		}
+		dst.KeepControl()
+		resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
+		for _, rr := range req.(*kmsg.IncrementalAlterConfigsRequest).Resources {
+			r := kmsg.NewIncrementalAlterConfigsResponseResource()
+			r.ResourceType, r.ResourceName, r.ErrorCode = rr.ResourceType, rr.ResourceName, code.Code
+			resp.Resources = append(resp.Resources, r)
+		}
+		return resp, nil, true
+	})
+	return seen
 }
